@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/zynqnet/linerate/nic"
+)
+
+// errUsage marks a usage error: the subcommand's usage is printed and linerate exits 2.
+var errUsage = errors.New("usage")
+
+// usageError wraps errUsage with what was wrong.
+func usageError(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, a...))
+}
+
+// exitError carries an explicit exit code (doctor's 1 for a failing finding, say).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// exitCode maps run's error to the process exit code: 0 ok, 2 for usage and bad input
+// (an unknown interface, a captured tree without the files it needs), 1 otherwise.
+func exitCode(err error) int {
+	var ee *exitError
+	var mf *nic.MissingFileError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, errUsage), errors.Is(err, nic.ErrNotFound), errors.As(err, &mf):
+		return 2
+	}
+	return 1
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	usage   string
+	run     func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		showCommand(),
+		versionCommand(),
+	}
+}
+
+const topUsage = `linerate brings a Zynq board's Ethernet to line rate and proves it.
+
+Usage: linerate COMMAND [ARGS]
+
+Commands:
+%s
+Run 'linerate COMMAND --help' for a command's flags.
+`
+
+func printTopUsage(w io.Writer) {
+	var b strings.Builder
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, topUsage, b.String())
+}
+
+// run is the whole CLI; main only maps its error to an exit code. Tests call it directly.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		printTopUsage(stderr)
+		return usageError("no command given")
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		printTopUsage(stdout)
+		return nil
+	case "-v", "--version":
+		args = []string{"version"}
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, args[1:], stdin, stdout, stderr)
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, c.usage)
+			return nil
+		}
+		if errors.Is(err, errUsage) {
+			fmt.Fprintf(stderr, "linerate %s: %s\n\n%s", c.name, strings.TrimPrefix(err.Error(), errUsage.Error()+": "), c.usage)
+			return err
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "linerate %s: %v\n", c.name, err)
+		}
+		return err
+	}
+	printTopUsage(stderr)
+	return usageError("unknown command %q", args[0])
+}
+
+// parseFlags parses flags that may stand before, between or after positional arguments
+// (linerate show eth0 --json), as users type them; "--" ends flags.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usageError("%v", err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

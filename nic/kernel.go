@@ -1,0 +1,145 @@
+package nic
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Kernel answers what only the kernel can say about interfaces: rtnetlink links and
+// ethtool queries. Live implementations ask the running kernel (see OpenKernel); a
+// CapturedKernel replays answers saved in a file, which is how fixtures and offline
+// diagnosis of a captured tree work.
+type Kernel interface {
+	// Links lists every interface (rtnetlink RTM_GETLINK dump).
+	Links() ([]LinkAnswer, error)
+	// Ethtool asks every ethtool question linerate needs about one interface. Parts the
+	// driver does not support are nil with a reason in EthtoolAnswer.Unsupported; the
+	// error is for failures that leave nothing to report.
+	Ethtool(name string) (*EthtoolAnswer, error)
+	// API says how ethtool is spoken: "netlink", "ioctl" or "captured".
+	API() string
+	Close() error
+}
+
+// LinkAnswer is the rtnetlink view of one interface.
+type LinkAnswer struct {
+	Name        string    `json:"name"`
+	Index       int       `json:"index"`
+	Kind        string    `json:"kind"`
+	MAC         string    `json:"mac"`
+	PermMAC     string    `json:"perm_mac,omitempty"`
+	MTU         int       `json:"mtu"`
+	MinMTU      *int      `json:"min_mtu,omitempty"`
+	MaxMTU      *int      `json:"max_mtu,omitempty"`
+	RawFlags    uint32    `json:"flags"`
+	Promiscuity int       `json:"promiscuity"`
+	Operstate   string    `json:"operstate"`
+	NumRxQueues int       `json:"num_rx_queues"`
+	NumTxQueues int       `json:"num_tx_queues"`
+	Stats       LinkStats `json:"stats64"`
+}
+
+// EthtoolAnswer is everything ethtool says about one interface.
+type EthtoolAnswer struct {
+	Driver      *Driver       `json:"driver"`
+	LinkModes   *LinkModes    `json:"link_modes"`
+	Channels    *Channels     `json:"channels"`
+	Rings       *Rings        `json:"rings"`
+	Coalesce    Coalesce      `json:"coalesce"`
+	Pause       *Pause        `json:"pause"`
+	Features    []RawFeature  `json:"features"`
+	DriverStats Counters      `json:"driver_stats"`
+	PermMAC     string        `json:"perm_mac,omitempty"`
+	Unsupported map[string]string `json:"unsupported,omitempty"`
+}
+
+// LinkModes is ethtool's link settings: ETHTOOL_MSG_LINKMODES_GET over netlink,
+// ETHTOOL_GLINKSETTINGS over ioctl.
+type LinkModes struct {
+	// SpeedMbps is 0 and Duplex "" when unknown (SPEED_UNKNOWN, DUPLEX_UNKNOWN).
+	SpeedMbps  int      `json:"speed_mbps"`
+	Duplex     string   `json:"duplex"`
+	Autoneg    bool     `json:"autoneg"`
+	Port       string   `json:"port,omitempty"`
+	Supported  []string `json:"supported"`
+	Advertised []string `json:"advertised"`
+	Partner    []string `json:"partner"`
+}
+
+// RawFeature is one netdev feature bit as the kernel reports it (ETHTOOL_MSG_FEATURES_GET
+// or ETHTOOL_GFEATURES), in bit order.
+type RawFeature struct {
+	Name     string `json:"name"`
+	HW       bool   `json:"hw"`
+	Wanted   bool   `json:"wanted"`
+	Active   bool   `json:"active"`
+	NoChange bool   `json:"nochange"`
+}
+
+// Captured is the file format of saved kernel answers: CapturedFile under a root.
+type Captured struct {
+	Format  int                       `json:"format"`
+	API     string                    `json:"api"`
+	Links   []LinkAnswer              `json:"links"`
+	Ethtool map[string]*EthtoolAnswer `json:"ethtool"`
+}
+
+// CapturedFormat is the version of the Captured file this build writes and reads.
+const CapturedFormat = 1
+
+// CapturedFile is where, under a root, the kernel's answers are saved.
+const CapturedFile = "linerate/kernel.json"
+
+// CapturedKernel replays kernel answers from a Captured file.
+type CapturedKernel struct {
+	c *Captured
+}
+
+// OpenCaptured reads root/linerate/kernel.json.
+func OpenCaptured(root string) (*CapturedKernel, error) {
+	p := filepath.Join(root, CapturedFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("captured tree %s: missing %s (the kernel's rtnetlink and ethtool answers; write one with 'linerate snapshot' on the board)", root, p)
+		}
+		return nil, fmt.Errorf("captured tree %s: %w", root, err)
+	}
+	var c Captured
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("captured tree %s: %s is not valid: %w", root, p, err)
+	}
+	if c.Format != CapturedFormat {
+		return nil, fmt.Errorf("captured tree %s: %s has format %d, this linerate reads format %d: use a linerate of the same release", root, p, c.Format, CapturedFormat)
+	}
+	return &CapturedKernel{c: &c}, nil
+}
+
+// NewCapturedKernel replays c.
+func NewCapturedKernel(c *Captured) *CapturedKernel { return &CapturedKernel{c: c} }
+
+// Links implements Kernel.
+func (k *CapturedKernel) Links() ([]LinkAnswer, error) { return k.c.Links, nil }
+
+// Ethtool implements Kernel.
+func (k *CapturedKernel) Ethtool(name string) (*EthtoolAnswer, error) {
+	a, ok := k.c.Ethtool[name]
+	if !ok || a == nil {
+		return nil, fmt.Errorf("interface %q: the captured answers hold no ethtool data for it", name)
+	}
+	return a, nil
+}
+
+// API implements Kernel.
+func (k *CapturedKernel) API() string {
+	if k.c.API != "" {
+		return "captured (" + k.c.API + ")"
+	}
+	return "captured"
+}
+
+// Close implements Kernel.
+func (k *CapturedKernel) Close() error { return nil }
