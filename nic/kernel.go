@@ -44,15 +44,15 @@ type LinkAnswer struct {
 
 // EthtoolAnswer is everything ethtool says about one interface.
 type EthtoolAnswer struct {
-	Driver      *Driver       `json:"driver"`
-	LinkModes   *LinkModes    `json:"link_modes"`
-	Channels    *Channels     `json:"channels"`
-	Rings       *Rings        `json:"rings"`
-	Coalesce    Coalesce      `json:"coalesce"`
-	Pause       *Pause        `json:"pause"`
-	Features    []RawFeature  `json:"features"`
-	DriverStats Counters      `json:"driver_stats"`
-	PermMAC     string        `json:"perm_mac,omitempty"`
+	Driver      *Driver           `json:"driver"`
+	LinkModes   *LinkModes        `json:"link_modes"`
+	Channels    *Channels         `json:"channels"`
+	Rings       *Rings            `json:"rings"`
+	Coalesce    Coalesce          `json:"coalesce"`
+	Pause       *Pause            `json:"pause"`
+	Features    []RawFeature      `json:"features"`
+	DriverStats Counters          `json:"driver_stats"`
+	PermMAC     string            `json:"perm_mac,omitempty"`
 	Unsupported map[string]string `json:"unsupported,omitempty"`
 }
 
@@ -98,24 +98,53 @@ type CapturedKernel struct {
 	c *Captured
 }
 
+// InputError is captured data that cannot be used: corrupt, truncated, or of another
+// format version. It names the file.
+type InputError struct {
+	Path string
+	Err  error
+}
+
+func (e *InputError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
 // OpenCaptured reads root/linerate/kernel.json.
 func OpenCaptured(root string) (*CapturedKernel, error) {
 	p := filepath.Join(root, CapturedFile)
 	b, err := os.ReadFile(p)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("captured tree %s: missing %s (the kernel's rtnetlink and ethtool answers; write one with 'linerate snapshot' on the board)", root, p)
+			return nil, &MissingFileError{Root: root, Path: CapturedFile, Why: "the kernel's rtnetlink and ethtool answers; 'linerate snapshot' on the board writes them"}
 		}
 		return nil, fmt.Errorf("captured tree %s: %w", root, err)
 	}
+	c, err := ParseCaptured(b)
+	if err != nil {
+		return nil, &InputError{Path: p, Err: err}
+	}
+	return &CapturedKernel{c: c}, nil
+}
+
+// ParseCaptured decodes and checks a Captured file.
+func ParseCaptured(b []byte) (*Captured, error) {
 	var c Captured
 	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("captured tree %s: %s is not valid: %w", root, p, err)
+		return nil, fmt.Errorf("not a valid capture: %w", err)
 	}
 	if c.Format != CapturedFormat {
-		return nil, fmt.Errorf("captured tree %s: %s has format %d, this linerate reads format %d: use a linerate of the same release", root, p, c.Format, CapturedFormat)
+		return nil, fmt.Errorf("capture format %d, this linerate reads format %d: read it with the linerate release that wrote it", c.Format, CapturedFormat)
 	}
-	return &CapturedKernel{c: &c}, nil
+	seen := map[string]bool{}
+	for i, l := range c.Links {
+		if l.Name == "" {
+			return nil, fmt.Errorf("links[%d] has no name", i)
+		}
+		if seen[l.Name] {
+			return nil, fmt.Errorf("interface %q is listed twice", l.Name)
+		}
+		seen[l.Name] = true
+	}
+	return &c, nil
 }
 
 // NewCapturedKernel replays c.
@@ -128,7 +157,7 @@ func (k *CapturedKernel) Links() ([]LinkAnswer, error) { return k.c.Links, nil }
 func (k *CapturedKernel) Ethtool(name string) (*EthtoolAnswer, error) {
 	a, ok := k.c.Ethtool[name]
 	if !ok || a == nil {
-		return nil, fmt.Errorf("interface %q: the captured answers hold no ethtool data for it", name)
+		return nil, &InputError{Path: CapturedFile, Err: fmt.Errorf("interface %q: no ethtool answers captured for it", name)}
 	}
 	return a, nil
 }
@@ -143,3 +172,33 @@ func (k *CapturedKernel) API() string {
 
 // Close implements Kernel.
 func (k *CapturedKernel) Close() error { return nil }
+
+// Capture asks k everything Read would ask about the named interfaces (all when names is
+// empty) and returns it in the saved form that OpenCaptured replays.
+func Capture(k Kernel, names ...string) (*Captured, error) {
+	links, err := k.Links()
+	if err != nil {
+		return nil, fmt.Errorf("list interfaces: %w", err)
+	}
+	c := &Captured{Format: CapturedFormat, API: k.API(), Ethtool: map[string]*EthtoolAnswer{}}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	for _, l := range links {
+		if len(names) > 0 && !want[l.Name] {
+			continue
+		}
+		delete(want, l.Name)
+		a, err := k.Ethtool(l.Name)
+		if err != nil {
+			return nil, err
+		}
+		c.Links = append(c.Links, l)
+		c.Ethtool[l.Name] = a
+	}
+	for n := range want {
+		return nil, fmt.Errorf("interface %q not found", n)
+	}
+	return c, nil
+}

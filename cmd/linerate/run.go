@@ -33,12 +33,13 @@ func (e *exitError) Unwrap() error { return e.err }
 func exitCode(err error) int {
 	var ee *exitError
 	var mf *nic.MissingFileError
+	var ie *nic.InputError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.Is(err, errUsage), errors.Is(err, nic.ErrNotFound), errors.As(err, &mf):
+	case errors.Is(err, errUsage), errors.Is(err, nic.ErrNotFound), errors.As(err, &mf), errors.As(err, &ie):
 		return 2
 	}
 	return 1

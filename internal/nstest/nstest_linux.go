@@ -162,7 +162,6 @@ func enter(h netns.NsHandle) error {
 	return nil
 }
 
-
 // Exec runs a command inside the namespace (ip netns exec) and returns its stdout; the
 // error carries stderr.
 func (ns *NS) Exec(t testing.TB, name string, args ...string) string {

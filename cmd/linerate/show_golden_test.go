@@ -1,0 +1,131 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+const showFixtures = "../../testdata/show"
+
+// golden compares got with testdata/show/golden/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	p := filepath.Join(showFixtures, "golden", name)
+	if *update {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from golden file (go test -update rewrites it):\n--- want\n%s\n--- got\n%s", p, want, got)
+	}
+}
+
+func TestShowGolden(t *testing.T) {
+	for _, fx := range []string{"zynq7000-gem", "pcie-igb"} {
+		t.Run(fx, func(t *testing.T) {
+			root := filepath.Join(showFixtures, fx)
+			out, errOut, code := runCLI(t, "show", "--root", root)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			golden(t, fx+".txt", out)
+			out, errOut, code = runCLI(t, "show", "--json", "--root", root)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			golden(t, fx+".json", out)
+		})
+	}
+}
+
+// copyTree copies a fixture so a test can break it.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "root")
+	if out, err := exec.Command("cp", "-a", src, dst).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v: %s", err, out)
+	}
+	return dst
+}
+
+func TestShowRootMissingFiles(t *testing.T) {
+	for _, tc := range []struct {
+		remove string
+		want   string
+	}{
+		{"linerate/kernel.json", "missing %s/linerate/kernel.json"},
+		{"proc/interrupts", "missing %s/proc/interrupts (interrupt counts)"},
+		{"sys/class/net/eth0/queues", "missing %s/sys/class/net/eth0/queues"},
+		{"sys/devices/system/cpu/online", "missing %s/sys/devices/system/cpu/online"},
+	} {
+		t.Run(tc.remove, func(t *testing.T) {
+			root := copyTree(t, filepath.Join(showFixtures, "zynq7000-gem"))
+			if err := os.RemoveAll(filepath.Join(root, tc.remove)); err != nil {
+				t.Fatal(err)
+			}
+			out, errOut, code := runCLI(t, "show", "--root", root)
+			if code != 2 || out != "" {
+				t.Errorf("exit %d, stdout %q; want exit 2 and nothing on stdout", code, out)
+			}
+			if want := strings.ReplaceAll(tc.want, "%s", root); !strings.Contains(errOut, want) {
+				t.Errorf("stderr %q does not say %q", errOut, want)
+			}
+		})
+	}
+}
+
+func TestShowRootBadCapture(t *testing.T) {
+	for name, content := range map[string]string{
+		"not json":     "{\"format\": 1, \"links\": [",
+		"newer format": `{"format": 99, "links": []}`,
+		"wrong type":   `{"format": 1, "links": {"a": 1}}`,
+		"no ethtool":   `{"format": 1, "links": [{"name": "eth0", "index": 2}]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := copyTree(t, filepath.Join(showFixtures, "zynq7000-gem"))
+			os.WriteFile(filepath.Join(root, "linerate/kernel.json"), []byte(content), 0o644)
+			_, errOut, code := runCLI(t, "show", "--root", root, "eth0")
+			if code != 2 || !strings.Contains(errOut, "linerate show: ") || !strings.Contains(errOut, "kernel.json") || strings.Contains(errOut, "panic") {
+				t.Errorf("exit %d, stderr %q: want a clear error", code, errOut)
+			}
+		})
+	}
+}
+
+func TestShowUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"show", "--bogus"},
+		{"show", "--ethtool-api", "carrier-pigeon"},
+		{"nosuchcommand"},
+		{},
+	} {
+		_, errOut, code := runCLI(t, args...)
+		if code != 2 || !strings.Contains(errOut, "Usage: linerate") {
+			t.Errorf("%v: exit %d, stderr %q: want exit 2 with usage", args, code, errOut)
+		}
+	}
+	out, _, code := runCLI(t, "show", "--help")
+	if code != 0 || !strings.HasPrefix(out, "Usage: linerate show") {
+		t.Errorf("show --help: exit %d, %q", code, out)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, code := runCLI(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "linerate ") {
+		t.Errorf("version: exit %d, %q", code, out)
+	}
+}
