@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
 	"strconv"
 	"strings"
@@ -321,4 +323,25 @@ func TestShowAllSkipsLoopback(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// BenchmarkShowJSONLive: show --json of one veth in a fresh namespace, for each ethtool API.
+func BenchmarkShowJSONLive(b *testing.B) {
+	ns := nstest.New(b)
+	ns.Veth(b, "lr0", "lr1", nil, 2)
+	for _, api := range []string{"netlink", "ioctl"} {
+		b.Run(api, func(b *testing.B) {
+			args := []string{"show", "--json", "--ethtool-api", api, "lr0"}
+			ns.Do(b, func() error {
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if err := run(context.Background(), args, nil, io.Discard, io.Discard); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		})
+	}
 }

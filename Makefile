@@ -1,0 +1,67 @@
+# linerate: see README.md. Every build is static (CGO_ENABLED=0); the race detector in
+# `make test` is the one place cgo is used, as the Go toolchain requires.
+
+export PATH := /usr/local/go/bin:$(PATH)
+export CGO_ENABLED := 0
+export GOFLAGS := -buildvcs=false
+
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+GOBUILD := go build -trimpath -ldflags '$(LDFLAGS)'
+BIN := bin
+
+.PHONY: all build build-arm build-arm64 build-amd64 release check-static deps test unit lint fuzz bench bench-show clean
+
+all: build
+
+build:
+	$(GOBUILD) -o $(BIN)/linerate ./cmd/linerate
+
+build-arm:
+	GOOS=linux GOARCH=arm GOARM=7 $(GOBUILD) -o $(BIN)/linerate-linux-arm ./cmd/linerate
+
+build-arm64:
+	GOOS=linux GOARCH=arm64 $(GOBUILD) -o $(BIN)/linerate-linux-arm64 ./cmd/linerate
+
+build-amd64:
+	GOOS=linux GOARCH=amd64 $(GOBUILD) -o $(BIN)/linerate-linux-amd64 ./cmd/linerate
+
+release: build-arm build-arm64 build-amd64
+
+# Every release binary must be statically linked: the tester image has no libc.
+check-static: release
+	@for f in $(BIN)/linerate-linux-arm $(BIN)/linerate-linux-arm64 $(BIN)/linerate-linux-amd64; do \
+		desc=$$(file -b $$f); echo "$$f: $$desc"; \
+		case "$$desc" in *"statically linked"*) ;; *) echo "$$f is not statically linked" >&2; exit 1;; esac; \
+	done
+
+# Installs what the tests need: Debian packages with apt-get, Go modules through the proxy.
+deps:
+	scripts/install-deps
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	go vet ./...
+	GOOS=linux GOARCH=arm GOARM=7 go vet ./...
+	GOOS=darwin GOARCH=arm64 go vet ./...
+
+# The one test command (README, .ci/run): lint, static release builds, then every test,
+# kernel integration tests in network namespaces included (root), under the race detector.
+test: deps lint check-static
+	CGO_ENABLED=1 go test -race -count=1 -timeout 20m ./...
+
+unit:
+	CGO_ENABLED=1 go test -race -count=1 -short ./...
+
+FUZZTIME ?= 30s
+fuzz:
+	@for f in FuzzParseNetlink FuzzParseInterrupts FuzzCPUList FuzzParseCaptured; do \
+		go test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./nic/ || exit 1; done
+
+bench: bench-show
+
+bench-show: build
+	scripts/bench-show
+
+clean:
+	rm -rf $(BIN) out
