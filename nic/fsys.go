@@ -269,6 +269,9 @@ func (r fsRoot) readIRQs(iface string) ([]IRQ, error) {
 			irq.Affinity = *s
 		}
 		irq.Effective = r.optString(filepath.Join(d, "effective_affinity_list"))
+		if s := r.optString(filepath.Join(d, "smp_affinity")); s != nil {
+			irq.Mask = *s
+		}
 		out = append(out, irq)
 	}
 	return out, nil

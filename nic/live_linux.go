@@ -65,7 +65,8 @@ func (k *liveKernel) Close() error {
 }
 
 // Links lists interfaces through vishvananda/netlink and adds what its LinkAttrs lacks
-// (IFLA_MIN_MTU, IFLA_MAX_MTU, IFLA_PROMISCUITY) from one raw RTM_GETLINK dump.
+// (IFLA_MIN_MTU, IFLA_MAX_MTU, IFLA_PROMISCUITY, the whole IFLA_STATS64) from one raw
+// RTM_GETLINK dump.
 func (k *liveKernel) Links() ([]LinkAnswer, error) {
 	links, err := netlink.LinkList()
 	if err != nil {
@@ -97,17 +98,8 @@ func (k *liveKernel) Links() ([]LinkAnswer, error) {
 		if x, ok := extra[a.Index]; ok {
 			la.MinMTU, la.MaxMTU, la.Promiscuity = x.minMTU, x.maxMTU, x.promiscuity
 		}
-		if s := a.Statistics; s != nil {
-			la.Stats = LinkStats{
-				RXPackets: s.RxPackets, TXPackets: s.TxPackets, RXBytes: s.RxBytes, TXBytes: s.TxBytes,
-				RXErrors: s.RxErrors, TXErrors: s.TxErrors, RXDropped: s.RxDropped, TXDropped: s.TxDropped,
-				Multicast: s.Multicast, Collisions: s.Collisions,
-				RXLengthErrors: s.RxLengthErrors, RXOverErrors: s.RxOverErrors, RXCRCErrors: s.RxCrcErrors,
-				RXFrameErrors: s.RxFrameErrors, RXFIFOErrors: s.RxFifoErrors, RXMissedErrors: s.RxMissedErrors,
-				TXAbortedErrors: s.TxAbortedErrors, TXCarrierErrors: s.TxCarrierErrors,
-				TXFIFOErrors: s.TxFifoErrors, TXHeartbeatErrors: s.TxHeartbeatErrors,
-				TXWindowErrors: s.TxWindowErrors, RXCompressed: s.RxCompressed, TXCompressed: s.TxCompressed,
-			}
+		if x, ok := extra[a.Index]; ok && x.stats != nil {
+			la.Stats = *x.stats
 		}
 		out = append(out, la)
 	}
@@ -117,6 +109,28 @@ func (k *liveKernel) Links() ([]LinkAnswer, error) {
 type linkExtra struct {
 	minMTU, maxMTU *int
 	promiscuity    int
+	stats          *LinkStats
+}
+
+// decodeStats64 decodes struct rtnl_link_stats64 (include/uapi/linux/if_link.h), which
+// vishvananda/netlink decodes only up to tx_compressed: rx_nohandler (4.6) is missing
+// there. Older kernels send a shorter struct; absent fields stay 0.
+func decodeStats64(b []byte) *LinkStats {
+	f := func(i int) uint64 {
+		if (i+1)*8 > len(b) {
+			return 0
+		}
+		return ne.Uint64(b[i*8:])
+	}
+	return &LinkStats{
+		RXPackets: f(0), TXPackets: f(1), RXBytes: f(2), TXBytes: f(3),
+		RXErrors: f(4), TXErrors: f(5), RXDropped: f(6), TXDropped: f(7),
+		Multicast: f(8), Collisions: f(9), RXLengthErrors: f(10), RXOverErrors: f(11),
+		RXCRCErrors: f(12), RXFrameErrors: f(13), RXFIFOErrors: f(14), RXMissedErrors: f(15),
+		TXAbortedErrors: f(16), TXCarrierErrors: f(17), TXFIFOErrors: f(18),
+		TXHeartbeatErrors: f(19), TXWindowErrors: f(20), RXCompressed: f(21),
+		TXCompressed: f(22), RXNoHandler: f(23),
+	}
 }
 
 func linkExtras() (map[int]linkExtra, error) {
@@ -138,6 +152,10 @@ func linkExtras() (map[int]linkExtra, error) {
 		}
 		var x linkExtra
 		for _, a := range attrs {
+			if a.Attr.Type == unix.IFLA_STATS64 {
+				x.stats = decodeStats64(a.Value)
+				continue
+			}
 			if len(a.Value) < 4 {
 				continue
 			}

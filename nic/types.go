@@ -318,6 +318,8 @@ type IRQ struct {
 	// effective_affinity_list where the kernel has it.
 	Affinity  string  `json:"affinity"`
 	Effective *string `json:"effective_affinity"`
+	// Mask is smp_affinity, the same set as a hex mask (what tune writes).
+	Mask string `json:"smp_affinity"`
 }
 
 // NAPI holds the software interrupt-moderation and polling knobs of the interface.

@@ -327,7 +327,7 @@ func writeShowText(w io.Writer, ifc *nic.Interface) {
 		if q.Effective != nil {
 			eff = "  effective " + *q.Effective
 		}
-		r.row("irq "+strconv.Itoa(q.Number), "%s (%s)  affinity %s%s", q.Name, q.Chip, orDash(q.Affinity), eff)
+		r.row("irq "+strconv.Itoa(q.Number), "%s (%s)  affinity %s (mask %s)%s", q.Name, q.Chip, orDash(q.Affinity), orDash(q.Mask), eff)
 		r.more("%s", strings.Join(counts, "  "))
 	}
 	r.row("irqbalance", "%s", map[bool]string{true: "running", false: "not running"}[ifc.Platform.IRQBalance])

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zynqnet/linerate/internal/nstest"
 	"github.com/zynqnet/linerate/nic"
@@ -136,6 +138,26 @@ type ipLink struct {
 	Linkinfo    struct {
 		Kind string `json:"info_kind"`
 	} `json:"linkinfo"`
+	Stats64 struct {
+		RX struct {
+			Bytes, Packets, Errors, Dropped, Multicast uint64
+			OverErrors                                 uint64 `json:"over_errors"`
+			LengthErrors                               uint64 `json:"length_errors"`
+			CRCErrors                                  uint64 `json:"crc_errors"`
+			FrameErrors                                uint64 `json:"frame_errors"`
+			FIFOErrors                                 uint64 `json:"fifo_errors"`
+			MissedErrors                               uint64 `json:"missed_errors"`
+			NoHandler                                  uint64 `json:"nohandler"`
+		} `json:"rx"`
+		TX struct {
+			Bytes, Packets, Errors, Dropped, Collisions uint64
+			CarrierErrors                               uint64 `json:"carrier_errors"`
+			AbortedErrors                               uint64 `json:"aborted_errors"`
+			FIFOErrors                                  uint64 `json:"fifo_errors"`
+			WindowErrors                                uint64 `json:"window_errors"`
+			HeartbeatErrors                             uint64 `json:"heartbeat_errors"`
+		} `json:"tx"`
+	} `json:"stats64"`
 }
 
 func has(list []string, s string) bool {
@@ -200,7 +222,7 @@ func compareWithTools(t *testing.T, ns *nstest.NS, iface, api string) nic.Interf
 	}
 
 	var links []ipLink
-	if err := json.Unmarshal([]byte(ns.Exec(t, "ip", "-j", "-d", "link", "show", "dev", iface)), &links); err != nil || len(links) != 1 {
+	if err := json.Unmarshal([]byte(ns.Exec(t, "ip", "-j", "-d", "-s", "-s", "link", "show", "dev", iface)), &links); err != nil || len(links) != 1 {
 		t.Fatalf("ip -j link: %v", err)
 	}
 	l := links[0]
@@ -210,6 +232,16 @@ func compareWithTools(t *testing.T, ns *nstest.NS, iface, api string) nic.Interf
 		g.NumRxQueues != l.NumRx || g.NumTxQueues != l.NumTx || !strings.EqualFold(g.Link.Operstate, l.Operstate) {
 		t.Errorf("show disagrees with ip -j link:\nshow: idx %d mtu %d mac %s promisc %v/%d up %v lower %v kind %q q %d/%d oper %s\nip:   %+v",
 			g.Index, g.MTU, g.MAC, g.Flags.Promisc, g.Flags.Promiscuity, g.Flags.Up, g.Flags.LowerUp, g.Kind, g.NumRxQueues, g.NumTxQueues, g.Link.Operstate, l)
+	}
+	s, rx, tx := g.Stats.Link, l.Stats64.RX, l.Stats64.TX
+	if s.RXBytes != rx.Bytes || s.RXPackets != rx.Packets || s.RXErrors != rx.Errors || s.RXDropped != rx.Dropped ||
+		s.Multicast != rx.Multicast || s.RXOverErrors != rx.OverErrors || s.RXLengthErrors != rx.LengthErrors ||
+		s.RXCRCErrors != rx.CRCErrors || s.RXFrameErrors != rx.FrameErrors || s.RXFIFOErrors != rx.FIFOErrors ||
+		s.RXMissedErrors != rx.MissedErrors || s.RXNoHandler != rx.NoHandler ||
+		s.TXBytes != tx.Bytes || s.TXPackets != tx.Packets || s.TXErrors != tx.Errors || s.TXDropped != tx.Dropped ||
+		s.Collisions != tx.Collisions || s.TXCarrierErrors != tx.CarrierErrors || s.TXAbortedErrors != tx.AbortedErrors ||
+		s.TXFIFOErrors != tx.FIFOErrors || s.TXWindowErrors != tx.WindowErrors || s.TXHeartbeatErrors != tx.HeartbeatErrors {
+		t.Errorf("link stats differ from ip -s -s -j link:\nshow: %+v\nip:   %+v", s, l.Stats64)
 	}
 	if g.MinMTU == nil || *g.MinMTU != l.MinMTU || g.MaxMTU == nil || *g.MaxMTU != l.MaxMTU {
 		t.Errorf("min/max mtu = %v/%v, ip says %d/%d", g.MinMTU, g.MaxMTU, l.MinMTU, l.MaxMTU)
@@ -230,14 +262,37 @@ func compareWithTools(t *testing.T, ns *nstest.NS, iface, api string) nic.Interf
 
 func TestShowMatchesEthtoolAndIP(t *testing.T) {
 	nstest.NeedTool(t, "ethtool")
-	ns := nstest.New(t)
-	ns.Veth(t, "lr0", "lr1", nil, 2)
+	ns, peer := nstest.New(t), nstest.New(t)
+	ns.Veth(t, "lr0", "lr1", peer, 2)
+	// Real frames through the veth, so the counters compared below are not all zero:
+	// UDP from 198.18.0.1 to 198.18.0.2 (RFC 2544's benchmarking range, our namespaces).
+	ns.Exec(t, "ip", "addr", "add", "198.18.0.1/30", "dev", "lr0")
+	peer.Exec(t, "ip", "addr", "add", "198.18.0.2/30", "dev", "lr1")
+	ns.Do(t, func() error {
+		// Unconnected, so the peer's ICMP port-unreachable answers are not errors here.
+		c, err := net.ListenPacket("udp4", "198.18.0.1:0")
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		dst := &net.UDPAddr{IP: net.IPv4(198, 18, 0, 2), Port: 9}
+		for i := 0; i < 20; i++ {
+			if _, err := c.WriteTo(make([]byte, 100+i), dst); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	time.Sleep(100 * time.Millisecond) // let the peer's ICMP replies land before reading
 
 	for _, api := range []string{nic.APINetlink, nic.APIIoctl} {
 		t.Run(api, func(t *testing.T) {
 			g := compareWithTools(t, ns, "lr0", api)
 			if g.Driver.Name != "veth" || g.Kind != "veth" || g.Channels.RXMax != 2 || len(g.Queues) != 4 {
 				t.Errorf("unexpected veth view: driver %v kind %q channels %+v queues %d", g.Driver, g.Kind, g.Channels, len(g.Queues))
+			}
+			if g.Stats.Link.TXPackets < 20 || g.Stats.Link.RXPackets == 0 {
+				t.Errorf("counters do not show the traffic sent: %+v", g.Stats.Link)
 			}
 			if g.Link.SpeedMbps == nil || *g.Link.SpeedMbps != 10000 || g.Link.Duplex == nil || *g.Link.Duplex != "full" {
 				t.Errorf("veth link = %+v, ethtool says 10000Mb/s Full", g.Link)

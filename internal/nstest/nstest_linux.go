@@ -63,8 +63,12 @@ func New(t testing.TB) *NS {
 		ns.Handle.Close()
 		netns.DeleteNamed(name)
 	})
-	// Loopback up, as ip netns add leaves it down but tests expect it.
+	// Loopback up, as ip netns add leaves it down but tests expect it. IPv6 off for links
+	// made from here on, so no DAD or MLD traffic moves counters between two reads.
 	ns.Do(t, func() error {
+		if err := os.WriteFile("/proc/sys/net/ipv6/conf/default/disable_ipv6", []byte("1"), 0); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("disable IPv6 in %s: %w", name, err)
+		}
 		lo, err := netlink.LinkByName("lo")
 		if err != nil {
 			return err

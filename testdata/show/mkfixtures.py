@@ -149,6 +149,7 @@ def zynq7000(root):
           "IPI1:          0          0  Timer broadcast interrupts\n"
           "Err:          0\n")
     write(root, "proc/irq/27/smp_affinity_list", "0-1\n")
+    write(root, "proc/irq/27/smp_affinity", "3\n")
     write(root, "proc/irq/27/effective_affinity_list", "0\n")
     write(root, "proc/1/comm", "init\n")
     sysctls(root, {"rmem_max": 163840, "wmem_max": 163840, "rmem_default": 163840,
@@ -271,6 +272,7 @@ def pcie_igb(root):
     write(root, "proc/interrupts", "\n".join(lines) + "\n")
     for irq in range(125, 130):
         write(root, "proc/irq/%d/smp_affinity_list" % irq, "0-3\n")
+        write(root, "proc/irq/%d/smp_affinity" % irq, "f\n")
         write(root, "proc/irq/%d/effective_affinity_list" % irq, "0\n")
     write(root, "proc/1/comm", "systemd\n")
     write(root, "proc/812/comm", "irqbalance\n")
