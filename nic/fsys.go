@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -19,14 +17,9 @@ import (
 // Documentation/ABI/testing/sysfs-class-net, sysfs-class-net-queues, sysfs-devices-system-cpu,
 // Documentation/filesystems/proc.rst.
 
-// fsRoot joins paths under one root.
-type fsRoot string
-
-func (r fsRoot) path(p string) string { return filepath.Join(string(r), p) }
-
 // read returns the trimmed content of a file, or an error naming it.
 func (r fsRoot) read(p string) (string, error) {
-	b, err := os.ReadFile(r.path(p))
+	b, err := r.readFile(p)
 	if err != nil {
 		return "", err
 	}
@@ -66,11 +59,12 @@ func (e *MissingFileError) Error() string {
 }
 
 func (r fsRoot) require(p, why string) error {
-	if _, err := os.Stat(r.path(p)); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return &MissingFileError{Root: string(r), Path: p, Why: why}
-		}
+	ok, err := r.exists(p)
+	if err != nil {
 		return err
+	}
+	if !ok {
+		return &MissingFileError{Root: r.root, Path: p, Why: why}
 	}
 	return nil
 }
@@ -81,7 +75,7 @@ func (r fsRoot) readQueues(iface string) ([]Queue, error) {
 	if err := r.require(dir, "the interface's queue directory in sysfs"); err != nil {
 		return nil, err
 	}
-	ents, err := os.ReadDir(r.path(dir))
+	ents, err := r.readDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +213,7 @@ func (r fsRoot) readIRQs(iface string) ([]IRQ, error) {
 	if err := r.require("proc/interrupts", "interrupt counts"); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(r.path("proc/interrupts"))
+	data, err := r.readFile("proc/interrupts")
 	if err != nil {
 		return nil, err
 	}
@@ -230,19 +224,18 @@ func (r fsRoot) readIRQs(iface string) ([]IRQ, error) {
 	// Vectors of the device and, for a virtio NIC, of the PCI function above it; actions
 	// named after the device itself (virtio0-input.0) besides those named after iface.
 	want := map[int]bool{}
-	dev := filepath.Join("sys/class/net", iface, "device")
-	for _, d := range []string{dev, filepath.Join(dev, "..")} {
-		if ents, err := os.ReadDir(r.path(filepath.Join(d, "msi_irqs"))); err == nil {
-			for _, e := range ents {
-				if n, err := strconv.Atoi(e.Name()); err == nil {
-					want[n] = true
+	devName := ""
+	if dev, err := r.resolve(filepath.Join("sys/class/net", iface, "device")); err == nil {
+		devName = filepath.Base(dev)
+		for _, d := range []string{dev, filepath.Dir(dev)} {
+			if ents, err := r.readDir(filepath.Join(d, "msi_irqs")); err == nil {
+				for _, e := range ents {
+					if n, err := strconv.Atoi(e.Name()); err == nil {
+						want[n] = true
+					}
 				}
 			}
 		}
-	}
-	devName := ""
-	if t, err := filepath.EvalSymlinks(r.path(dev)); err == nil {
-		devName = filepath.Base(t)
 	}
 	var out []IRQ
 	for _, l := range lines {
@@ -346,7 +339,7 @@ func (r fsRoot) readPlatform() (Platform, error) {
 }
 
 func (r fsRoot) readIdle(dir string) []IdleState {
-	ents, err := os.ReadDir(r.path(dir))
+	ents, err := r.readDir(dir)
 	if err != nil {
 		return nil
 	}
@@ -377,7 +370,7 @@ func (r fsRoot) readIdle(dir string) []IdleState {
 
 // processRunning looks for a process by its comm in /proc.
 func (r fsRoot) processRunning(comm string) bool {
-	ents, err := os.ReadDir(r.path("proc"))
+	ents, err := r.readDir("proc")
 	if err != nil {
 		return false
 	}
@@ -397,8 +390,8 @@ func (r fsRoot) processRunning(comm string) bool {
 // tree cannot lead outside it.
 func (r fsRoot) readDeviceTree() *DeviceTree {
 	for _, base := range []string{"sys/firmware/devicetree/base", "proc/device-tree"} {
-		model, err := os.ReadFile(r.path(filepath.Join(base, "model")))
-		compat, err2 := os.ReadFile(r.path(filepath.Join(base, "compatible")))
+		model, err := r.readFile(filepath.Join(base, "model"))
+		compat, err2 := r.readFile(filepath.Join(base, "compatible"))
 		if err != nil && err2 != nil {
 			continue
 		}
@@ -430,8 +423,20 @@ func (r fsRoot) readPCIe(iface string) *PCIe {
 	if v := r.optInt(filepath.Join(dev, "max_link_width")); v != nil {
 		p.MaxWidth = int(*v)
 	}
-	if t, err := filepath.EvalSymlinks(r.path(dev)); err == nil {
+	if t, err := r.resolve(dev); err == nil {
 		p.Address = filepath.Base(t)
+	}
+	if ents, err := r.readDir(filepath.Join(dev, "link")); err == nil {
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), "aspm") {
+				if v := r.optString(filepath.Join(dev, "link", e.Name())); v != nil {
+					if p.ASPM == nil {
+						p.ASPM = map[string]string{}
+					}
+					p.ASPM[e.Name()] = *v
+				}
+			}
+		}
 	}
 	return p
 }

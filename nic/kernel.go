@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // Kernel answers what only the kernel can say about interfaces: rtnetlink links and
@@ -173,32 +174,50 @@ func (k *CapturedKernel) API() string {
 // Close implements Kernel.
 func (k *CapturedKernel) Close() error { return nil }
 
-// Capture asks k everything Read would ask about the named interfaces (all when names is
-// empty) and returns it in the saved form that OpenCaptured replays.
-func Capture(k Kernel, names ...string) (*Captured, error) {
-	links, err := k.Links()
-	if err != nil {
-		return nil, fmt.Errorf("list interfaces: %w", err)
+// RecordingKernel passes every question to K and keeps the answers, in the saved form
+// OpenCaptured replays: a snapshot holds exactly what the reader was told.
+type RecordingKernel struct {
+	K  Kernel
+	mu sync.Mutex
+	c  *Captured
+}
+
+// NewRecordingKernel wraps k.
+func NewRecordingKernel(k Kernel) *RecordingKernel {
+	return &RecordingKernel{K: k, c: &Captured{Format: CapturedFormat, API: k.API(), Ethtool: map[string]*EthtoolAnswer{}}}
+}
+
+// Links implements Kernel.
+func (r *RecordingKernel) Links() ([]LinkAnswer, error) {
+	l, err := r.K.Links()
+	if err == nil {
+		r.mu.Lock()
+		r.c.Links = append([]LinkAnswer(nil), l...)
+		r.mu.Unlock()
 	}
-	c := &Captured{Format: CapturedFormat, API: k.API(), Ethtool: map[string]*EthtoolAnswer{}}
-	want := map[string]bool{}
-	for _, n := range names {
-		want[n] = true
+	return l, err
+}
+
+// Ethtool implements Kernel.
+func (r *RecordingKernel) Ethtool(name string) (*EthtoolAnswer, error) {
+	a, err := r.K.Ethtool(name)
+	if err == nil {
+		r.mu.Lock()
+		r.c.Ethtool[name] = a
+		r.mu.Unlock()
 	}
-	for _, l := range links {
-		if len(names) > 0 && !want[l.Name] {
-			continue
-		}
-		delete(want, l.Name)
-		a, err := k.Ethtool(l.Name)
-		if err != nil {
-			return nil, err
-		}
-		c.Links = append(c.Links, l)
-		c.Ethtool[l.Name] = a
-	}
-	for n := range want {
-		return nil, fmt.Errorf("interface %q not found", n)
-	}
-	return c, nil
+	return a, err
+}
+
+// API implements Kernel.
+func (r *RecordingKernel) API() string { return r.K.API() }
+
+// Close implements Kernel; the wrapped kernel stays open.
+func (r *RecordingKernel) Close() error { return nil }
+
+// Captured returns what was recorded.
+func (r *RecordingKernel) Captured() *Captured {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.c
 }

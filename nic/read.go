@@ -29,7 +29,11 @@ const (
 type Reader struct {
 	Root   string
 	Kernel Kernel
+	// Recorder, when set, records every file read (linerate snapshot).
+	Recorder *Recorder
 }
+
+func (r *Reader) fs() fsRoot { return fsRoot{root: r.Root, rec: r.Recorder} }
 
 // NotFoundError is returned for an interface that does not exist.
 type NotFoundError struct {
@@ -95,7 +99,7 @@ func (r *Reader) Read(names ...string) ([]*Interface, error) {
 			return nil, &NotFoundError{Name: n, Have: have}
 		}
 	}
-	root := fsRoot(r.Root)
+	root := r.fs()
 	plat, err := root.readPlatform()
 	if err != nil {
 		return nil, err

@@ -373,6 +373,9 @@ type PCIe struct {
 	MaxSpeed     string `json:"max_speed"`
 	CurrentWidth int    `json:"current_width"`
 	MaxWidth     int    `json:"max_width"`
+	// ASPM is the device's link/*aspm files (l0s_aspm, l1_aspm, ...: 1 = enabled), where
+	// the kernel offers them.
+	ASPM map[string]string `json:"aspm"`
 }
 
 // DeviceTree is the board identity from /proc/device-tree.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/zynqnet/linerate/nic"
+	"github.com/zynqnet/linerate/snapshot"
 )
 
 // errUsage marks a usage error: the subcommand's usage is printed and linerate exits 2.
@@ -34,12 +35,13 @@ func exitCode(err error) int {
 	var ee *exitError
 	var mf *nic.MissingFileError
 	var ie *nic.InputError
+	var se *snapshot.Error
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.Is(err, errUsage), errors.Is(err, nic.ErrNotFound), errors.As(err, &mf), errors.As(err, &ie):
+	case errors.Is(err, errUsage), errors.Is(err, nic.ErrNotFound), errors.As(err, &mf), errors.As(err, &ie), errors.As(err, &se):
 		return 2
 	}
 	return 1
@@ -56,6 +58,8 @@ type command struct {
 func commands() []command {
 	return []command{
 		showCommand(),
+		doctorCommand(),
+		snapshotCommand(),
 		versionCommand(),
 	}
 }

@@ -158,8 +158,33 @@ def zynq7000(root):
                    "rps_sock_flow_entries": 0, "busy_read": 0, "busy_poll": 0},
             "4096\t131072\t3375104", "4096\t16384\t3375104", "cubic")
     write(root, "proc/sys/kernel/osrelease", "6.1.0\n")
+    procnet(root, 2, [52000, 800])
+    # The GEM node as a vendor BSP leaves it: status okay, and the dma-rx-depth property
+    # that no upstream driver reads (big-endian u32 1024).
+    g = "sys/firmware/devicetree/base/axi/ethernet@e000b000/"
+    write(root, g + "compatible", "cdns,zynq-gem\0cdns,gem\0")
+    write(root, g + "status", "okay\0")
+    write(root, g + "phy-mode", "rgmii-id\0")
+    write(root, g + "name", "ethernet\0")
+    with open_w(root, g + "dma-rx-depth") as f:
+        f.write("\x00\x00\x04\x00")
     write(root, "sys/firmware/devicetree/base/model", "Xilinx ZC702 board\0")
     write(root, "sys/firmware/devicetree/base/compatible", "xlnx,zynq-zc702\0xlnx,zynq-7000\0")
+
+
+def procnet(root, ncpu, busy):
+    """softnet_stat (15 columns as 6.x prints), /proc/stat per-CPU times, no packet sockets."""
+    lines = []
+    for c in range(ncpu):
+        cols = [busy[c], 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, c, 0, 0]
+        lines.append(" ".join("%08x" % v for v in cols))
+    write(root, "proc/net/softnet_stat", "\n".join(lines) + "\n")
+    st = ["cpu  %d 0 %d %d 0 %d %d 0 0 0" % (sum(busy), sum(busy) // 2, 100000 * ncpu, sum(busy) // 4, sum(busy) // 4)]
+    for c in range(ncpu):
+        st.append("cpu%d %d 0 %d %d 0 %d %d 0 0 0" % (c, busy[c], busy[c] // 2, 100000, busy[c] // 4, busy[c] // 4))
+    st.append("intr 0")
+    write(root, "proc/stat", "\n".join(st) + "\n")
+    write(root, "proc/net/packet", "sk               RefCnt Type Proto  Iface R Rmem   User   Inode\n")
 
 
 def open_w(root, path):
@@ -282,6 +307,7 @@ def pcie_igb(root):
                    "rps_sock_flow_entries": 0, "busy_read": 0, "busy_poll": 0},
             "4096\t131072\t6291456", "4096\t16384\t4194304", "cubic")
     write(root, "proc/sys/kernel/osrelease", "6.1.0-18-amd64\n")
+    procnet(root, 4, [90000, 12000, 11000, 10500])
 
 
 for name, fn in (("zynq7000-gem", zynq7000), ("pcie-igb", pcie_igb)):

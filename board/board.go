@@ -1,0 +1,92 @@
+// Package board holds the profiles of the Zynq boards linerate knows, as embedded data,
+// and detects the board from the device tree's root compatible strings.
+package board
+
+import (
+	_ "embed"
+	"fmt"
+	"sort"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Board is one board profile.
+type Board struct {
+	Name  string `yaml:"name" json:"name"`
+	Model string `yaml:"model" json:"model"`
+	// SoC is "zynq-7000" or "zynqmp".
+	SoC        string   `yaml:"soc" json:"soc"`
+	Compatible []string `yaml:"compatible" json:"compatible"`
+	CPUs       int      `yaml:"cpus" json:"cpus"`
+	LinkMbps   int      `yaml:"link_mbps" json:"link_mbps"`
+	MaxMTU     int      `yaml:"max_mtu" json:"max_mtu"`
+	GEM        GEM      `yaml:"gem" json:"gem"`
+}
+
+// GEM is the Ethernet controller a board's jack is wired to.
+type GEM struct {
+	Label      string `yaml:"label" json:"label"`
+	Address    string `yaml:"address" json:"address"`
+	PHYAddress *int   `yaml:"phy_address" json:"phy_address"`
+	PHYMode    string `yaml:"phy_mode" json:"phy_mode"`
+}
+
+// Jumbo reports whether the board's GEM takes frames above 1500 bytes of MTU.
+func (b *Board) Jumbo() bool { return b.MaxMTU > 1500 }
+
+//go:embed boards.yaml
+var boardsYAML []byte
+
+func load() ([]Board, error) {
+	var bs []Board
+	if err := yaml.Unmarshal(boardsYAML, &bs); err != nil {
+		return nil, fmt.Errorf("board profiles: %w", err)
+	}
+	return bs, nil
+}
+
+// All returns every board profile, in the file's order.
+func All() []Board {
+	bs, err := load()
+	if err != nil {
+		// The file is compiled in and tested: a parse error is a build defect.
+		panic(err)
+	}
+	return bs
+}
+
+// Names lists the board names, sorted.
+func Names() []string {
+	var out []string
+	for _, b := range All() {
+		out = append(out, b.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Lookup finds a board by name.
+func Lookup(name string) (*Board, error) {
+	for _, b := range All() {
+		if b.Name == name {
+			return &b, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown board %q (known: %v)", name, Names())
+}
+
+// Detect finds the board whose compatible strings best match the device tree's root
+// compatible list (most specific first, as the DT lists them); nil when none matches.
+func Detect(compatible []string) *Board {
+	bs := All()
+	for _, c := range compatible {
+		for i := range bs {
+			for _, bc := range bs[i].Compatible {
+				if bc == c {
+					return &bs[i]
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,281 @@
+// Package snapshot writes and reads linerate snapshot archives: a gzip'd tar with a
+// manifest and two samples of everything doctor reads (sysfs and procfs files as they
+// were, and the kernel's rtnetlink and ethtool answers), taken some seconds apart. A
+// sample is a captured tree that nic.Reader reads with its root set to it.
+//
+// Archives come from other machines (a factory line mails a failing board's state to an
+// engineer), so reading one is defensive: only local paths, symlinks that stay inside
+// their sample, bounded sizes and counts.
+package snapshot
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zynqnet/linerate/nic"
+)
+
+// Format is the manifest format this build writes and reads.
+const Format = 1
+
+// Limits on what Extract accepts.
+const (
+	MaxEntries   = 200000
+	MaxFileBytes = 64 << 20
+	MaxTotal     = 512 << 20
+)
+
+// Manifest describes a snapshot.
+type Manifest struct {
+	Format     int       `json:"format"`
+	Tool       string    `json:"tool"`
+	Version    string    `json:"version"`
+	Created    time.Time `json:"created"`
+	IntervalNS int64     `json:"interval_ns"`
+	Interfaces []string  `json:"interfaces"`
+	Samples    []string  `json:"samples"`
+}
+
+// Interval is the time between the samples.
+func (m *Manifest) Interval() time.Duration { return time.Duration(m.IntervalNS) }
+
+// Sample is one recorded reading.
+type Sample struct {
+	Entries []nic.RecordedEntry
+	Kernel  *nic.Captured
+}
+
+// Write writes the archive: manifest.json, then sampleN/... for each sample.
+func Write(w io.Writer, m *Manifest, samples []Sample) error {
+	m.Format = Format
+	m.Tool = "linerate"
+	m.Samples = nil
+	for i := range samples {
+		m.Samples = append(m.Samples, fmt.Sprintf("sample%d", i))
+	}
+	gz := gzip.NewWriter(w)
+	tw := tar.NewWriter(gz)
+	mod := m.Created
+	put := func(hdr *tar.Header, data []byte) error {
+		hdr.ModTime = mod
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if len(data) > 0 {
+			_, err := tw.Write(data)
+			return err
+		}
+		return nil
+	}
+	mb, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := put(&tar.Header{Name: "manifest.json", Mode: 0o644, Size: int64(len(mb)), Typeflag: tar.TypeReg}, mb); err != nil {
+		return err
+	}
+	for i, s := range samples {
+		dir := m.Samples[i]
+		if err := put(&tar.Header{Name: dir + "/", Mode: 0o755, Typeflag: tar.TypeDir}, nil); err != nil {
+			return err
+		}
+		for _, e := range s.Entries {
+			name := path.Join(dir, filepath.ToSlash(e.Path))
+			var err error
+			switch e.Kind {
+			case 'd':
+				err = put(&tar.Header{Name: name + "/", Mode: 0o755, Typeflag: tar.TypeDir}, nil)
+			case 'f':
+				err = put(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(e.Data)), Typeflag: tar.TypeReg}, e.Data)
+			case 'l':
+				err = put(&tar.Header{Name: name, Mode: 0o777, Linkname: e.Target, Typeflag: tar.TypeSymlink}, nil)
+			}
+			if err != nil {
+				return fmt.Errorf("write %s: %w", name, err)
+			}
+		}
+		kb, err := json.Marshal(s.Kernel)
+		if err != nil {
+			return err
+		}
+		if err := put(&tar.Header{Name: path.Join(dir, nic.CapturedFile), Mode: 0o644, Size: int64(len(kb)), Typeflag: tar.TypeReg}, kb); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return gz.Close()
+}
+
+// Error is a snapshot that cannot be read; it names the archive.
+type Error struct {
+	Archive string
+	Err     error
+}
+
+func (e *Error) Error() string { return "snapshot " + e.Archive + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Extract unpacks an archive into dir (which should be empty) and returns its manifest.
+func Extract(r io.Reader, dir string) (*Manifest, error) {
+	gz, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("not a gzip'd snapshot: %w", err)
+	}
+	tr := tar.NewReader(gz)
+	var m *Manifest
+	var total int64
+	for n := 0; ; n++ {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("truncated or corrupt archive: %w", err)
+		}
+		if n >= MaxEntries {
+			return nil, fmt.Errorf("more than %d entries", MaxEntries)
+		}
+		name := strings.TrimSuffix(hdr.Name, "/")
+		if !filepath.IsLocal(name) || strings.ContainsRune(name, 0) {
+			return nil, fmt.Errorf("entry %q: not a local path", hdr.Name)
+		}
+		if name == "manifest.json" {
+			if m != nil {
+				return nil, errors.New("two manifests")
+			}
+			if hdr.Size > 1<<20 {
+				return nil, errors.New("manifest larger than 1 MiB")
+			}
+			b, err := io.ReadAll(io.LimitReader(tr, 1<<20))
+			if err != nil {
+				return nil, fmt.Errorf("manifest: %w", err)
+			}
+			if m, err = parseManifest(b); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if m == nil {
+			return nil, errors.New("manifest.json must come first")
+		}
+		sample, _, _ := strings.Cut(name, "/")
+		if !contains(m.Samples, sample) {
+			return nil, fmt.Errorf("entry %q is outside the samples the manifest lists", hdr.Name)
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(name))
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(dst, 0o755); err != nil {
+				return nil, err
+			}
+		case tar.TypeReg:
+			if hdr.Size < 0 || hdr.Size > MaxFileBytes {
+				return nil, fmt.Errorf("entry %q: size %d beyond %d", hdr.Name, hdr.Size, MaxFileBytes)
+			}
+			if total += hdr.Size; total > MaxTotal {
+				return nil, fmt.Errorf("more than %d bytes in all", MaxTotal)
+			}
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return nil, err
+			}
+			f, err := os.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+			if err != nil {
+				return nil, err
+			}
+			_, err = io.Copy(f, io.LimitReader(tr, hdr.Size))
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return nil, fmt.Errorf("entry %q: %w", hdr.Name, err)
+			}
+		case tar.TypeSymlink:
+			t := hdr.Linkname
+			target := path.Join(path.Dir(name), t)
+			if t == "" || path.IsAbs(t) || !filepath.IsLocal(target) || !strings.HasPrefix(target+"/", sample+"/") {
+				return nil, fmt.Errorf("entry %q: link to %q leads outside its sample", hdr.Name, t)
+			}
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return nil, err
+			}
+			if err := os.Symlink(t, dst); err != nil {
+				return nil, fmt.Errorf("entry %q: %w", hdr.Name, err)
+			}
+		default:
+			return nil, fmt.Errorf("entry %q: type %q is not a file, directory or symlink", hdr.Name, hdr.Typeflag)
+		}
+	}
+	if m == nil {
+		return nil, errors.New("no manifest.json: not a linerate snapshot")
+	}
+	for _, s := range m.Samples {
+		if _, err := os.Stat(filepath.Join(dir, s, nic.CapturedFile)); err != nil {
+			return nil, fmt.Errorf("%s has no %s: the archive is incomplete", s, nic.CapturedFile)
+		}
+	}
+	return m, nil
+}
+
+func parseManifest(b []byte) (*Manifest, error) {
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("manifest: %w", err)
+	}
+	if m.Format > Format {
+		return nil, fmt.Errorf("format %d is newer than this linerate reads (%d): read it with a newer linerate", m.Format, Format)
+	}
+	if m.Format < 1 {
+		return nil, fmt.Errorf("manifest: format %d is not a linerate snapshot format", m.Format)
+	}
+	if len(m.Samples) != 2 {
+		return nil, fmt.Errorf("manifest lists %d samples, want 2", len(m.Samples))
+	}
+	for _, s := range m.Samples {
+		if !filepath.IsLocal(s) || strings.ContainsAny(s, "/\\") || s == "manifest.json" {
+			return nil, fmt.Errorf("manifest: bad sample name %q", s)
+		}
+	}
+	if m.IntervalNS < 0 {
+		return nil, fmt.Errorf("manifest: negative interval")
+	}
+	return &m, nil
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Open extracts the archive at p into a new temporary directory; cleanup removes it.
+func Open(p string) (dir string, m *Manifest, cleanup func(), err error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	defer f.Close()
+	dir, err = os.MkdirTemp("", "linerate-snapshot-")
+	if err != nil {
+		return "", nil, nil, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	if m, err = Extract(f, dir); err != nil {
+		cleanup()
+		return "", nil, nil, &Error{Archive: p, Err: err}
+	}
+	return dir, m, cleanup, nil
+}
