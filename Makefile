@@ -57,6 +57,7 @@ FUZZTIME ?= 30s
 fuzz:
 	@for f in FuzzParseNetlink FuzzParseInterrupts FuzzCPUList FuzzParseCaptured; do \
 		go test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./nic/ || exit 1; done
+	go test -run '^$$' -fuzz '^FuzzExtract$$' -fuzztime $(FUZZTIME) ./snapshot/
 
 bench: bench-show
 

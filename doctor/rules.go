@@ -521,33 +521,49 @@ func socketBuffersSmall(c *check) {
 	if c.in.Profile != Throughput {
 		return
 	}
+	// 4 MiB covers a gigabit path up to ~30 ms RTT; faster links want 16 MiB. A virtual
+	// NIC's speed is a made-up number, so it is judged as gigabit.
 	need := 4 * mib
-	if s := c.a.Link.SpeedMbps; s != nil && *s > 1000 {
+	if s := c.a.Link.SpeedMbps; s != nil && *s > 1000 && c.a.Kind == "" && !virtualDrivers[c.driver()] {
 		need = 16 * mib
 	}
 	ev := map[string]any{"needed_bytes": need}
-	small := false
+	var small []string
 	for _, k := range []string{"net.core.rmem_max", "net.core.wmem_max", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"} {
 		v := c.a.Sysctl[k]
 		if v == nil {
 			continue
 		}
 		f := strings.Fields(*v)
+		if len(f) == 0 {
+			continue
+		}
 		n, err := strconv.Atoi(f[len(f)-1])
 		if err != nil {
 			continue
 		}
 		ev[k] = *v
 		if n < need {
-			small = true
+			small = append(small, k)
 		}
 	}
-	if !small {
+	if len(small) == 0 {
 		return
+	}
+	ev["below_need"] = strings.Join(small, " ")
+	// Raise only what is short; the tcp_*mem triples keep their min and default.
+	var sets []string
+	for _, k := range small {
+		f := strings.Fields(*c.a.Sysctl[k])
+		if len(f) == 3 {
+			sets = append(sets, fmt.Sprintf("%s='%s %s %d'", k, f[0], f[1], need))
+		} else {
+			sets = append(sets, fmt.Sprintf("%s=%d", k, need))
+		}
 	}
 	c.add("SOCKET_BUFFERS_SMALL", Warn, "buffers and backlog", ev,
 		"socket buffer limits below the bandwidth-delay product cap a TCP stream's window and so its throughput",
-		fmt.Sprintf("sysctl -w net.core.rmem_max=%d net.core.wmem_max=%d net.ipv4.tcp_rmem='4096 131072 %d' net.ipv4.tcp_wmem='4096 16384 %d'", need, need, need, need))
+		"sysctl -w "+strings.Join(sets, " "))
 }
 
 func cpuGovernor(c *check) {

@@ -198,7 +198,7 @@ func Extract(r io.Reader, dir string) (*Manifest, error) {
 				err = cerr
 			}
 			if err != nil {
-				return nil, fmt.Errorf("entry %q: %w", hdr.Name, err)
+				return nil, fmt.Errorf("truncated or corrupt archive: entry %q: %w", hdr.Name, err)
 			}
 		case tar.TypeSymlink:
 			t := hdr.Linkname

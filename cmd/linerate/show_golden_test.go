@@ -129,3 +129,18 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version: exit %d, %q", code, out)
 	}
 }
+
+func TestDoctorGolden(t *testing.T) {
+	for fx, wantCode := range map[string]int{"zynq7000-gem": 0, "pcie-igb": 1} {
+		t.Run(fx, func(t *testing.T) {
+			root := filepath.Join(showFixtures, fx)
+			out, errOut, code := runCLI(t, "doctor", "--root", root)
+			if code != wantCode {
+				t.Fatalf("exit %d, want %d: %s", code, wantCode, errOut)
+			}
+			golden(t, "doctor-"+fx+".txt", out)
+			out, _, _ = runCLI(t, "doctor", "--json", "--root", root)
+			golden(t, "doctor-"+fx+".json", out)
+		})
+	}
+}

@@ -1,0 +1,151 @@
+package snapshot
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zynqnet/linerate/nic"
+)
+
+// record reads a fixture tree through a recorder, as linerate snapshot reads a board.
+func record(t testing.TB, root string) (*nic.Sample, Sample) {
+	t.Helper()
+	k, err := nic.OpenCaptured(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rk := nic.NewRecordingKernel(k)
+	r := &nic.Reader{Root: root, Kernel: rk, Recorder: nic.NewRecorder()}
+	s, err := r.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, Sample{Entries: r.Recorder.Entries(), Kernel: rk.Captured()}
+}
+
+func archive(t testing.TB, root string) ([]byte, *nic.Sample) {
+	t.Helper()
+	s, rec := record(t, root)
+	var buf bytes.Buffer
+	m := &Manifest{Version: "test", Created: time.Unix(1700000000, 0).UTC(), IntervalNS: int64(2 * time.Second), Interfaces: []string{"eth0"}}
+	if err := Write(&buf, m, []Sample{rec, rec}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), s
+}
+
+// TestRoundTrip: what a recorder saw, archived and extracted, reads back identically.
+func TestRoundTrip(t *testing.T) {
+	for _, fx := range []string{"zynq7000-gem", "pcie-igb"} {
+		t.Run(fx, func(t *testing.T) {
+			data, want := archive(t, filepath.Join("../testdata/show", fx))
+			dir := t.TempDir()
+			m, err := Extract(bytes.NewReader(data), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Interval() != 2*time.Second || len(m.Samples) != 2 || m.Format != Format {
+				t.Errorf("manifest = %+v", m)
+			}
+			for _, s := range m.Samples {
+				root := filepath.Join(dir, s)
+				k, err := nic.OpenCaptured(root)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := (&nic.Reader{Root: root, Kernel: k}).Sample()
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Only the ethtool_api label differs: "captured (captured (netlink))".
+				for i := range got.Interfaces {
+					got.Interfaces[i].EthtoolAPI = want.Interfaces[i].EthtoolAPI
+				}
+				gj, _ := json.Marshal(got)
+				wj, _ := json.Marshal(want)
+				if string(gj) != string(wj) {
+					t.Errorf("%s reads back differently:\n got %s\nwant %s", s, gj, wj)
+				}
+			}
+		})
+	}
+}
+
+// build makes an archive from raw entries, for hostile cases.
+func build(t testing.TB, manifest string, entries ...tar.Header) []byte {
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	if manifest != "" {
+		tw.WriteHeader(&tar.Header{Name: "manifest.json", Mode: 0o644, Size: int64(len(manifest)), Typeflag: tar.TypeReg})
+		tw.Write([]byte(manifest))
+	}
+	for _, h := range entries {
+		h := h
+		tw.WriteHeader(&h)
+		if h.Size > 0 {
+			tw.Write(make([]byte, h.Size))
+		}
+	}
+	tw.Close()
+	gz.Close()
+	return buf.Bytes()
+}
+
+const goodManifest = `{"format":1,"samples":["sample0","sample1"],"interfaces":["eth0"]}`
+
+func TestExtractRejects(t *testing.T) {
+	valid, _ := archive(t, "../testdata/show/zynq7000-gem")
+	for name, tc := range map[string]struct {
+		data []byte
+		want string
+	}{
+		"garbage":         {[]byte("not an archive at all"), "not a gzip'd snapshot"},
+		"truncated":       {valid[:len(valid)/2], "truncated or corrupt"},
+		"newer format":    {build(t, `{"format":2,"samples":["sample0","sample1"]}`), "newer than this linerate reads"},
+		"no manifest":     {build(t, "", tar.Header{Name: "sample0/x", Size: 1, Typeflag: tar.TypeReg, Mode: 0o644}), "manifest.json must come first"},
+		"escape by path":  {build(t, goodManifest, tar.Header{Name: "../evil", Size: 1, Typeflag: tar.TypeReg, Mode: 0o644}), "not a local path"},
+		"escape by link":  {build(t, goodManifest, tar.Header{Name: "sample0/l", Linkname: "../../etc", Typeflag: tar.TypeSymlink}), "leads outside its sample"},
+		"absolute link":   {build(t, goodManifest, tar.Header{Name: "sample0/l", Linkname: "/etc/passwd", Typeflag: tar.TypeSymlink}), "leads outside its sample"},
+		"other sample":    {build(t, goodManifest, tar.Header{Name: "sample7/x", Size: 1, Typeflag: tar.TypeReg, Mode: 0o644}), "outside the samples"},
+		"device node":     {build(t, goodManifest, tar.Header{Name: "sample0/dev", Typeflag: tar.TypeChar}), "not a file, directory or symlink"},
+		"huge file":       {build(t, goodManifest, tar.Header{Name: "sample0/big", Size: MaxFileBytes + 1, Typeflag: tar.TypeReg, Mode: 0o644}), "beyond"},
+		"no kernel.json":  {build(t, goodManifest, tar.Header{Name: "sample0/", Typeflag: tar.TypeDir, Mode: 0o755}), "has no linerate/kernel.json"},
+		"three samples":   {build(t, `{"format":1,"samples":["a","b","c"]}`), "want 2"},
+		"bad sample name": {build(t, `{"format":1,"samples":["..","b"]}`), "bad sample name"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Extract(bytes.NewReader(tc.data), t.TempDir())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want one saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzExtract(f *testing.F) {
+	valid, _ := archive(f, "../testdata/show/zynq7000-gem")
+	f.Add(valid)
+	f.Add(build(f, goodManifest, tar.Header{Name: "sample0/l", Linkname: "../x", Typeflag: tar.TypeSymlink}))
+	f.Add([]byte{0x1f, 0x8b})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dir := t.TempDir()
+		m, err := Extract(bytes.NewReader(b), dir)
+		if err != nil {
+			return
+		}
+		// Whatever was accepted must be readable without escaping dir.
+		for _, s := range m.Samples {
+			root := filepath.Join(dir, s)
+			if k, err := nic.OpenCaptured(root); err == nil {
+				(&nic.Reader{Root: root, Kernel: k}).Sample()
+			}
+		}
+	})
+}
