@@ -26,7 +26,7 @@ func read(t *testing.T, fx string) *nic.Sample {
 	return s
 }
 
-func i64(v int64) *int64 { return &v }
+func i64(v int64) *int64   { return &v }
 func str(s string) *string { return &s }
 func intp(v int) *int      { return &v }
 
