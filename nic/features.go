@@ -5,24 +5,24 @@ import "strings"
 // legacyFlag is one of ethtool's legacy offload names and the kernel feature names it
 // stands for (ethtool.c off_flag_def; a pattern holds at most one '*').
 type legacyFlag struct {
-	long, pattern string
+	short, long, pattern string
 }
 
 // legacyFlags in ethtool's order. UFO is left out as ethtool's netlink code does: no kernel
 // with ethtool netlink supports it.
 var legacyFlags = []legacyFlag{
-	{"rx-checksumming", "rx-checksum"},
-	{"tx-checksumming", "tx-checksum-*"},
-	{"scatter-gather", "tx-scatter-gather*"},
-	{"tcp-segmentation-offload", "tx-tcp*-segmentation"},
-	{"udp-fragmentation-offload", "tx-udp-fragmentation"},
-	{"generic-segmentation-offload", "tx-generic-segmentation"},
-	{"generic-receive-offload", "rx-gro"},
-	{"large-receive-offload", "rx-lro"},
-	{"rx-vlan-offload", "rx-vlan-hw-parse"},
-	{"tx-vlan-offload", "tx-vlan-hw-insert"},
-	{"ntuple-filters", "rx-ntuple-filter"},
-	{"receive-hashing", "rx-hashing"},
+	{"rx", "rx-checksumming", "rx-checksum"},
+	{"tx", "tx-checksumming", "tx-checksum-*"},
+	{"sg", "scatter-gather", "tx-scatter-gather*"},
+	{"tso", "tcp-segmentation-offload", "tx-tcp*-segmentation"},
+	{"ufo", "udp-fragmentation-offload", "tx-udp-fragmentation"},
+	{"gso", "generic-segmentation-offload", "tx-generic-segmentation"},
+	{"gro", "generic-receive-offload", "rx-gro"},
+	{"lro", "large-receive-offload", "rx-lro"},
+	{"rxvlan", "rx-vlan-offload", "rx-vlan-hw-parse"},
+	{"txvlan", "tx-vlan-offload", "tx-vlan-hw-insert"},
+	{"ntuple", "ntuple-filters", "rx-ntuple-filter"},
+	{"rxhash", "receive-hashing", "rx-hashing"},
 }
 
 func patternMatch(name, pattern string) bool {
@@ -104,4 +104,23 @@ func feature(f RawFeature) Feature {
 		ft.Requested = &w
 	}
 	return ft
+}
+
+// FeatureKernelNames lists the kernel features a name stands for, as ethtool -K takes it:
+// a short name (gro, tso, rx, ...) or a long one (generic-receive-offload) stands for the
+// kernel features of its group; any other name is a kernel feature name itself.
+func FeatureKernelNames(name string, raw []RawFeature) []string {
+	pattern := ""
+	for _, lf := range legacyFlags {
+		if name == lf.short || name == lf.long {
+			pattern = lf.pattern
+		}
+	}
+	var out []string
+	for _, f := range raw {
+		if f.Name != "" && (pattern != "" && patternMatch(f.Name, pattern) || pattern == "" && f.Name == name) {
+			out = append(out, f.Name)
+		}
+	}
+	return out
 }

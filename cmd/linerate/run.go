@@ -60,6 +60,9 @@ func commands() []command {
 		showCommand(),
 		doctorCommand(),
 		snapshotCommand(),
+		tuneCommand(),
+		revertCommand(),
+		profileCommand(),
 		versionCommand(),
 	}
 }

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/zynqnet/linerate/nic"
+	"github.com/zynqnet/linerate/tune"
+)
+
+const tuneUsage = `Usage: linerate tune IFACE --profile NAME|FILE [--dry-run] [--json] [--state-dir DIR]
+
+Applies a profile as one transaction: reads every knob the profile touches, plans
+(knob, old, new), writes a journal of the old values, applies in a safe order reading
+each knob back, and on any failure restores every knob it changed. 'linerate revert
+IFACE' gives back what the interface had before linerate changed it, also after a crash.
+Applying the same profile twice changes nothing the second time.
+
+Knobs: rings, channels, coalescing (ethtool -C where the driver has it, software
+coalescing through napi_defer_hard_irqs and gro_flush_timeout where not), offload
+features, MTU, promisc, RPS (rps_cpus, rps_flow_cnt, rps_sock_flow_entries), XPS, IRQ
+affinity, sysctls, threaded NAPI, the cpufreq governor. A knob this kernel or driver
+lacks is skipped with the reason, unless the profile lists it as required.
+
+Flags:
+  --profile P        a built-in profile ('linerate profile list') or a YAML file
+  --dry-run          print the plan and change nothing
+  --json             print the plan (and outcome) as JSON
+  --state-dir DIR    where journals live (default /var/lib/linerate, or /run/linerate
+                     on a read-only root)
+  --carrier-timeout D  how long to wait for the link after a change that bounces it
+                     (default 15s)
+  --root DIR         tune a captured tree's files (kernel-held knobs are skipped)
+  --ethtool-api API  auto, netlink or ioctl
+`
+
+const revertUsage = `Usage: linerate revert IFACE [--state-dir DIR]
+
+Restores every knob that linerate tune changed on IFACE to the value it had before,
+from the journal in the state directory, then removes the journal. Works after a tune
+that was interrupted (crash, kill -9, power loss).
+`
+
+const profileUsage = `Usage: linerate profile list
+       linerate profile show NAME
+
+Lists the built-in profiles, or prints one as YAML to copy and edit.
+`
+
+type tuneConfig struct {
+	iface, profile, stateDir, root, api string
+	dryRun, json                        bool
+	carrierTimeout                      time.Duration
+	// beforeWrite is the fault-injection hook of the tests.
+	beforeWrite func(k tune.Knob, n int) error
+}
+
+func loadProfile(arg string) (*tune.Profile, error) {
+	if b, err := os.ReadFile(arg); err == nil {
+		return tune.ParseProfile(b, arg)
+	} else if strings.ContainsAny(arg, "/.") {
+		return nil, usageError("--profile %s: %v", arg, err)
+	}
+	p, err := tune.Builtin(arg)
+	if err != nil {
+		return nil, usageError("--profile: %v", err)
+	}
+	return p, nil
+}
+
+func tuneCommand() command {
+	return command{
+		name:    "tune",
+		summary: "apply a profile to an interface as one transaction",
+		usage:   tuneUsage,
+		run: func(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
+			var c tuneConfig
+			fs := flag.NewFlagSet("tune", flag.ContinueOnError)
+			fs.StringVar(&c.profile, "profile", "", "")
+			fs.BoolVar(&c.dryRun, "dry-run", false, "")
+			fs.BoolVar(&c.json, "json", false, "")
+			fs.StringVar(&c.stateDir, "state-dir", "", "")
+			fs.StringVar(&c.root, "root", "", "")
+			fs.StringVar(&c.api, "ethtool-api", nic.APIAuto, "")
+			fs.DurationVar(&c.carrierTimeout, "carrier-timeout", 15*time.Second, "")
+			pos, err := parseFlags(fs, args)
+			if err != nil {
+				return err
+			}
+			if len(pos) != 1 {
+				return usageError("want exactly one interface, have %d", len(pos))
+			}
+			if c.profile == "" {
+				return usageError("--profile is required")
+			}
+			c.iface = pos[0]
+			return c.run(ctx, stdout)
+		},
+	}
+}
+
+// openSystem opens the system knobs are read from and written to.
+func openSystem(root, api string, timeout time.Duration) (*tune.System, *nic.Reader, func(), error) {
+	if root != "" {
+		k, err := nic.OpenCaptured(root)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return &tune.System{Root: root, Kernel: k}, &nic.Reader{Root: root, Kernel: k}, func() {}, nil
+	}
+	k, err := nic.OpenKernel(api)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	setter, _ := k.(nic.Setter)
+	return &tune.System{Root: "/", Kernel: k, Setter: setter, CarrierTimeout: timeout}, &nic.Reader{Root: "/", Kernel: k}, func() { k.Close() }, nil
+}
+
+func stateStore(dir string) tune.Store {
+	if dir == "" {
+		dir = tune.DefaultStateDir()
+	}
+	return tune.Store{Dir: dir}
+}
+
+func (c *tuneConfig) run(ctx context.Context, stdout io.Writer) error {
+	p, err := loadProfile(c.profile)
+	if err != nil {
+		return err
+	}
+	sys, r, closeFn, err := openSystem(c.root, c.api, c.carrierTimeout)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	sys.BeforeWrite = c.beforeWrite
+	plan, err := tune.ReadState(sys, r, c.iface, p)
+	if err != nil {
+		var pe *tune.ProfileError
+		if errors.As(err, &pe) {
+			return &exitError{code: 2, err: err}
+		}
+		return err
+	}
+	store := stateStore(c.stateDir)
+	var applyErr error
+	if !c.dryRun {
+		applyErr = tune.Apply(ctx, sys, store, plan)
+	}
+	if c.json {
+		out := struct {
+			*tune.Plan
+			DryRun  bool   `json:"dry_run"`
+			Applied bool   `json:"applied"`
+			Error   string `json:"error,omitempty"`
+			Journal string `json:"journal,omitempty"`
+		}{Plan: plan, DryRun: c.dryRun, Applied: !c.dryRun && applyErr == nil && len(plan.Changes) > 0}
+		if applyErr != nil {
+			out.Error = applyErr.Error()
+		}
+		if out.Applied {
+			out.Journal = store.Path(c.iface)
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		writePlanText(stdout, plan)
+		switch {
+		case c.dryRun:
+			fmt.Fprintln(stdout, "dry run: nothing changed")
+		case applyErr == nil && len(plan.Changes) == 0:
+			fmt.Fprintln(stdout, "nothing to change: the interface already matches the profile")
+		case applyErr == nil:
+			fmt.Fprintf(stdout, "applied %d changes; journal %s ('linerate revert %s' undoes them)\n", len(plan.Changes), store.Path(c.iface), c.iface)
+		}
+	}
+	return applyErr
+}
+
+func writePlanText(w io.Writer, plan *tune.Plan) {
+	fmt.Fprintf(w, "tune %s with profile %s: %d changes, %d skipped\n", plan.Iface, plan.Profile, len(plan.Changes), len(plan.Skipped))
+	if len(plan.Changes) > 0 {
+		fmt.Fprintf(w, "  %-40s %-24s %s\n", "knob", "old", "new")
+		for _, c := range plan.Changes {
+			fmt.Fprintf(w, "  %-40s %-24s %s\n", c.Knob, c.Old, c.New)
+		}
+	}
+	for _, s := range plan.Skipped {
+		fmt.Fprintf(w, "  skipped %s: %s\n", s.Knob, s.Reason)
+	}
+	for _, n := range plan.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+}
+
+func revertCommand() command {
+	return command{
+		name:    "revert",
+		summary: "give an interface back what it had before linerate tune",
+		usage:   revertUsage,
+		run: func(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
+			fs := flag.NewFlagSet("revert", flag.ContinueOnError)
+			stateDir := fs.String("state-dir", "", "")
+			root := fs.String("root", "", "")
+			api := fs.String("ethtool-api", nic.APIAuto, "")
+			timeout := fs.Duration("carrier-timeout", 15*time.Second, "")
+			pos, err := parseFlags(fs, args)
+			if err != nil {
+				return err
+			}
+			if len(pos) != 1 {
+				return usageError("want exactly one interface, have %d", len(pos))
+			}
+			sys, _, closeFn, err := openSystem(*root, *api, *timeout)
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			j, err := tune.Revert(ctx, sys, stateStore(*stateDir), pos[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "reverted %s: %d knobs back as they were before %s\n", pos[0], len(j.Entries), strings.Join(j.Profiles, ", "))
+			for _, e := range j.Entries {
+				fmt.Fprintf(stdout, "  %-40s %s\n", e.Knob, e.Old)
+			}
+			return nil
+		},
+	}
+}
+
+func profileCommand() command {
+	return command{
+		name:    "profile",
+		summary: "list the built-in tune profiles, or print one as YAML",
+		usage:   profileUsage,
+		run: func(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
+			fs := flag.NewFlagSet("profile", flag.ContinueOnError)
+			pos, err := parseFlags(fs, args)
+			if err != nil {
+				return err
+			}
+			switch {
+			case len(pos) == 1 && pos[0] == "list":
+				for _, n := range tune.BuiltinNames() {
+					p, err := tune.Builtin(n)
+					if err != nil {
+						return err
+					}
+					d := p.Description
+					for _, sep := range []string{": ", ". ", " ("} {
+						if i := strings.Index(d, sep); i > 0 {
+							d = d[:i]
+						}
+					}
+					fmt.Fprintf(stdout, "%-18s %s\n", n, d)
+				}
+				return nil
+			case len(pos) == 2 && pos[0] == "show":
+				y, err := tune.BuiltinYAML(pos[1])
+				if err != nil {
+					return usageError("%v", err)
+				}
+				_, err = stdout.Write(y)
+				return err
+			}
+			return usageError("want 'list' or 'show NAME'")
+		},
+	}
+}

@@ -1,0 +1,292 @@
+package tune
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zynqnet/linerate/nic"
+)
+
+// ReadState reads everything planning needs and the current value of every knob the
+// profile's settings expand to, then plans.
+func ReadState(sys *System, r *nic.Reader, iface string, p *Profile) (*Plan, error) {
+	ifcs, err := r.Read(iface)
+	if err != nil {
+		return nil, err
+	}
+	et, err := sys.Kernel.Ethtool(iface)
+	if err != nil {
+		return nil, err
+	}
+	st := &State{Iface: ifcs[0], Raw: et.Features, Current: map[string]string{}, Absent: map[string]string{}}
+	if g, err := nic.ReadFile(sys.Root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_available_governors"); err == nil {
+		st.Governors = strings.Fields(g)
+	}
+	e, err := Expand(p, st)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range e.targets {
+		v, err := sys.Read(t.Knob)
+		switch {
+		case err == nil && t.Knob.Path != "" && !nic.Writable(sys.Root, t.Knob.Path):
+			st.Absent[t.Knob.Name] = "/" + t.Knob.Path + " is read-only here (a network namespace shares it with the host)"
+		case err == nil:
+			st.Current[t.Knob.Name] = v
+		case errors.Is(err, nic.ErrKnobAbsent):
+			st.Absent[t.Knob.Name] = "/" + t.Knob.Path + " is absent (not in this kernel, or not per network namespace)"
+		default:
+			st.Absent[t.Knob.Name] = err.Error()
+		}
+	}
+	if sys.Setter == nil {
+		for _, t := range e.targets {
+			if t.Knob.Path == "" {
+				st.Absent[t.Knob.Name] = ErrCannotSet.Error()
+			}
+		}
+	}
+	return Diff(p, st, e)
+}
+
+// Journal holds, per interface, the value every knob had before linerate first changed
+// it, so revert can give it back, also after a crash in the middle of a tune.
+type Journal struct {
+	Format   int       `json:"format"`
+	Iface    string    `json:"interface"`
+	Profiles []string  `json:"profiles"`
+	Created  time.Time `json:"created"`
+	// Complete is false while a tune is being applied: a crash leaves it false.
+	Complete bool     `json:"complete"`
+	Entries  []Change `json:"entries"`
+}
+
+// JournalFormat is the journal version this build writes and reads.
+const JournalFormat = 1
+
+// Store keeps journals in a state directory.
+type Store struct{ Dir string }
+
+// DefaultStateDir is /var/lib/linerate, or /run/linerate where / is read-only.
+func DefaultStateDir() string {
+	for _, d := range []string{"/var/lib/linerate", "/run/linerate"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			continue
+		}
+		if f, err := os.CreateTemp(d, ".probe-*"); err == nil {
+			f.Close()
+			os.Remove(f.Name())
+			return d
+		}
+	}
+	return "/run/linerate"
+}
+
+func (s Store) path(iface string) string { return filepath.Join(s.Dir, "tune-"+iface+".json") }
+
+// Load reads the journal of iface; nil when there is none.
+func (s Store) Load(iface string) (*Journal, error) {
+	b, err := os.ReadFile(s.path(iface))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var j Journal
+	if err := json.Unmarshal(b, &j); err != nil {
+		return nil, fmt.Errorf("journal %s is damaged: %w (its knobs must be restored by hand)", s.path(iface), err)
+	}
+	if j.Format != JournalFormat {
+		return nil, fmt.Errorf("journal %s has format %d, this linerate reads %d", s.path(iface), j.Format, JournalFormat)
+	}
+	return &j, nil
+}
+
+// Save writes the journal atomically: a temporary file, fsync, rename, fsync of the
+// directory. A crash leaves the old journal or the new one, never half of either.
+func (s Store) Save(j *Journal) error {
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
+	b, err := json.MarshalIndent(j, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(s.Dir, ".tune-*")
+	if err != nil {
+		return fmt.Errorf("state dir %s: %w", s.Dir, err)
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), s.path(j.Iface)); err != nil {
+		return err
+	}
+	if d, err := os.Open(s.Dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Remove deletes the journal of iface.
+func (s Store) Remove(iface string) error {
+	err := os.Remove(s.path(iface))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// Path is where the journal of iface lives.
+func (s Store) Path(iface string) string { return s.path(iface) }
+
+// ApplyError says which knob failed and whether everything was put back.
+type ApplyError struct {
+	Knob        string
+	Err         error
+	RollbackErr error
+	Journal     string
+}
+
+func (e *ApplyError) Error() string {
+	msg := fmt.Sprintf("knob %s: %v", e.Knob, e.Err)
+	if e.RollbackErr != nil {
+		return msg + fmt.Sprintf("; restoring the knobs already changed also failed (%v): the journal %s is kept, run 'linerate revert' to finish", e.RollbackErr, e.Journal)
+	}
+	return msg + "; every knob changed before it was restored"
+}
+
+func (e *ApplyError) Unwrap() error { return e.Err }
+
+// writeVerified writes v and reads it back.
+func writeVerified(ctx context.Context, sys *System, k Knob, v string) error {
+	if err := sys.Write(ctx, k, v); err != nil {
+		return err
+	}
+	got, err := sys.Read(k)
+	if err != nil {
+		return fmt.Errorf("read back: %w", err)
+	}
+	if !equal(k, got, v) {
+		return fmt.Errorf("wrote %q, reads back %q", v, got)
+	}
+	return nil
+}
+
+// Apply carries out a plan as one transaction. Before the first change the journal is
+// written; each knob is read back after its write; on any failure the knobs changed so
+// far are restored in reverse order and the journal is put back as it was.
+func Apply(ctx context.Context, sys *System, store Store, plan *Plan) error {
+	if len(plan.Changes) == 0 {
+		return nil
+	}
+	prev, err := store.Load(plan.Iface)
+	if err != nil {
+		return err
+	}
+	j := &Journal{Format: JournalFormat, Iface: plan.Iface, Created: time.Now().UTC()}
+	if prev != nil {
+		cp := *prev
+		cp.Entries = append([]Change(nil), prev.Entries...)
+		cp.Profiles = append([]string(nil), prev.Profiles...)
+		j = &cp
+	}
+	j.Profiles = append(j.Profiles, plan.Profile)
+	j.Complete = false
+	for _, c := range plan.Changes {
+		found := false
+		for i := range j.Entries {
+			if j.Entries[i].Knob == c.Knob {
+				j.Entries[i].New, found = c.New, true // keep the first Old: what the user had
+			}
+		}
+		if !found {
+			j.Entries = append(j.Entries, Change{Knob: c.Knob, Old: c.Old, New: c.New})
+		}
+	}
+	if err := store.Save(j); err != nil {
+		return fmt.Errorf("journal: %w (nothing was changed)", err)
+	}
+	var done []Change
+	for _, c := range plan.Changes {
+		k, err := KnobFromName(plan.Iface, c.Knob)
+		if err == nil {
+			err = writeVerified(ctx, sys, k, c.New)
+		}
+		if err != nil {
+			rb := restore(ctx, sys, plan.Iface, append(done, c))
+			ae := &ApplyError{Knob: c.Knob, Err: err, RollbackErr: rb, Journal: store.Path(plan.Iface)}
+			if rb == nil {
+				if prev == nil {
+					store.Remove(plan.Iface)
+				} else if serr := store.Save(prev); serr != nil {
+					ae.RollbackErr = fmt.Errorf("restore the journal: %w", serr)
+				}
+			}
+			return ae
+		}
+		done = append(done, c)
+	}
+	j.Complete = true
+	return store.Save(j)
+}
+
+// restore writes back the Old value of each change, last first, where it differs.
+func restore(ctx context.Context, sys *System, iface string, changes []Change) error {
+	// Restoring must not be stopped by the fault hook that stopped the apply.
+	hook := sys.BeforeWrite
+	sys.BeforeWrite = nil
+	defer func() { sys.BeforeWrite = hook }()
+	var errs []error
+	for i := len(changes) - 1; i >= 0; i-- {
+		c := changes[i]
+		k, err := KnobFromName(iface, c.Knob)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if cur, err := sys.Read(k); err == nil && equal(k, cur, c.Old) {
+			continue
+		}
+		if err := writeVerified(ctx, sys, k, c.Old); err != nil {
+			errs = append(errs, fmt.Errorf("%s back to %q: %w", c.Knob, c.Old, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ErrNothingToRevert is returned by Revert when an interface has no journal.
+var ErrNothingToRevert = errors.New("nothing to revert")
+
+// Revert restores every knob of iface's journal to the value it had before linerate
+// changed it, then removes the journal. It also finishes a tune that was interrupted.
+func Revert(ctx context.Context, sys *System, store Store, iface string) (*Journal, error) {
+	j, err := store.Load(iface)
+	if err != nil {
+		return nil, err
+	}
+	if j == nil {
+		return nil, fmt.Errorf("%w for %s: no journal in %s", ErrNothingToRevert, iface, store.Dir)
+	}
+	if err := restore(ctx, sys, iface, j.Entries); err != nil {
+		return j, fmt.Errorf("revert %s: %w (journal %s kept; run revert again once fixed)", iface, err, store.Path(iface))
+	}
+	return j, store.Remove(iface)
+}
