@@ -430,7 +430,7 @@ var floorSysctls = map[string]bool{
 	"sysctl.net.core.rmem_default": true, "sysctl.net.core.wmem_default": true,
 	"sysctl.net.core.netdev_max_backlog": true, "sysctl.net.core.netdev_budget": true,
 	"sysctl.net.core.rps_sock_flow_entries": true,
-	"sysctl.net.ipv4.tcp_rmem": true, "sysctl.net.ipv4.tcp_wmem": true,
+	"sysctl.net.ipv4.tcp_rmem":              true, "sysctl.net.ipv4.tcp_wmem": true,
 }
 
 // atLeast is want raised, field by field, to what cur already has.
