@@ -58,6 +58,7 @@ fuzz:
 	@for f in FuzzParseNetlink FuzzParseInterrupts FuzzCPUList FuzzParseCaptured; do \
 		go test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./nic/ || exit 1; done
 	go test -run '^$$' -fuzz '^FuzzExtract$$' -fuzztime $(FUZZTIME) ./snapshot/
+	go test -run '^$$' -fuzz '^FuzzParseProfile$$' -fuzztime $(FUZZTIME) ./tune/
 
 bench: bench-show
 

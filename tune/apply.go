@@ -224,39 +224,127 @@ func Apply(ctx context.Context, sys *System, store Store, plan *Plan) error {
 	if err := store.Save(j); err != nil {
 		return fmt.Errorf("journal: %w (nothing was changed)", err)
 	}
-	var done []Change
-	for _, c := range plan.Changes {
-		k, err := KnobFromName(plan.Iface, c.Knob)
-		if err == nil {
-			err = writeVerified(ctx, sys, k, c.New)
-		}
-		if err != nil {
-			rb := restore(ctx, sys, plan.Iface, append(done, c))
-			ae := &ApplyError{Knob: c.Knob, Err: err, RollbackErr: rb, Journal: store.Path(plan.Iface)}
-			if rb == nil {
-				if prev == nil {
-					store.Remove(plan.Iface)
-				} else if serr := store.Save(prev); serr != nil {
-					ae.RollbackErr = fmt.Errorf("restore the journal: %w", serr)
-				}
+	done, failed, err := applyChanges(ctx, sys, plan.Iface, plan.Changes)
+	if err != nil {
+		rb := restore(ctx, sys, plan.Iface, append(done, failed...))
+		ae := &ApplyError{Knob: failed[0].Knob, Err: err, RollbackErr: rb, Journal: store.Path(plan.Iface)}
+		if rb == nil {
+			if prev == nil {
+				store.Remove(plan.Iface)
+			} else if serr := store.Save(prev); serr != nil {
+				ae.RollbackErr = fmt.Errorf("restore the journal: %w", serr)
 			}
-			return ae
 		}
-		done = append(done, c)
+		return ae
 	}
 	j.Complete = true
 	return store.Save(j)
 }
 
-// restore writes back the Old value of each change, last first, where it differs.
+// applyChanges writes each change and reads it back, features of a plan in one batch.
+// On failure it returns what was done and the changes that failed (whose write may have
+// partly taken effect, so they are restored too).
+func applyChanges(ctx context.Context, sys *System, iface string, changes []Change) (done, failed []Change, err error) {
+	for i := 0; i < len(changes); i++ {
+		c := changes[i]
+		if strings.HasPrefix(c.Knob, "feature.") {
+			// The run of feature changes from here (Diff plans them next to each other).
+			var batch []Change
+			for j := i; j < len(changes) && strings.HasPrefix(changes[j].Knob, "feature."); j++ {
+				batch = append(batch, changes[j])
+			}
+			if f, err := writeFeatures(ctx, sys, iface, batch, func(c Change) string { return c.New }); err != nil {
+				return done, append(batch[:0:0], f...), err
+			}
+			done = append(done, batch...)
+			i += len(batch) - 1
+			continue
+		}
+		k, err := KnobFromName(iface, c.Knob)
+		if err == nil {
+			err = writeVerified(ctx, sys, k, c.New)
+		}
+		if err != nil {
+			return done, []Change{c}, err
+		}
+		done = append(done, c)
+	}
+	return done, nil, nil
+}
+
+// writeFeatures writes a batch of feature changes at once and verifies each. On error it
+// returns the batch with the knob that failed first.
+func writeFeatures(ctx context.Context, sys *System, iface string, batch []Change, val func(Change) string) ([]Change, error) {
+	ks := make([]Knob, len(batch))
+	vs := make([]string, len(batch))
+	for i, c := range batch {
+		k, err := KnobFromName(iface, c.Knob)
+		if err != nil {
+			return batch, err
+		}
+		ks[i], vs[i] = k, val(c)
+	}
+	if err := sys.WriteFeatures(iface, ks, vs); err != nil {
+		var fe *featureErr
+		if errors.As(err, &fe) {
+			for i, c := range batch {
+				if c.Knob == fe.knob {
+					return append([]Change{c}, append(batch[:i:i], batch[i+1:]...)...), err
+				}
+			}
+		}
+		return batch, err
+	}
+	for i, k := range ks {
+		got, err := sys.Read(k)
+		if err == nil && !equal(k, got, vs[i]) {
+			err = fmt.Errorf("wrote %q, reads back %q", vs[i], got)
+		}
+		if err != nil {
+			return append([]Change{batch[i]}, append(batch[:i:i], batch[i+1:]...)...), err
+		}
+	}
+	return nil, nil
+}
+
+// restore writes back the Old value of each change, last first, where it differs; the
+// feature changes among them go back together in one request.
 func restore(ctx context.Context, sys *System, iface string, changes []Change) error {
 	// Restoring must not be stopped by the fault hook that stopped the apply.
 	hook := sys.BeforeWrite
 	sys.BeforeWrite = nil
 	defer func() { sys.BeforeWrite = hook }()
 	var errs []error
+	featuresDone := false
 	for i := len(changes) - 1; i >= 0; i-- {
 		c := changes[i]
+		if strings.HasPrefix(c.Knob, "feature.") {
+			if featuresDone {
+				continue
+			}
+			featuresDone = true
+			var batch []Change
+			for _, f := range changes {
+				if !strings.HasPrefix(f.Knob, "feature.") {
+					continue
+				}
+				k, err := KnobFromName(iface, f.Knob)
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				if cur, err := sys.Read(k); err == nil && equal(k, cur, f.Old) {
+					continue
+				}
+				batch = append(batch, f)
+			}
+			if len(batch) > 0 {
+				if f, err := writeFeatures(ctx, sys, iface, batch, func(c Change) string { return c.Old }); err != nil {
+					errs = append(errs, fmt.Errorf("%s back to %q: %w", f[0].Knob, f[0].Old, err))
+				}
+			}
+			continue
+		}
 		k, err := KnobFromName(iface, c.Knob)
 		if err != nil {
 			errs = append(errs, err)

@@ -418,7 +418,12 @@ func Diff(p *Profile, st *State, e *expansion) (*Plan, error) {
 	sort.SliceStable(plan.Changes, func(i, j int) bool {
 		ki, _ := KnobFromName(plan.Iface, plan.Changes[i].Knob)
 		kj, _ := KnobFromName(plan.Iface, plan.Changes[j].Knob)
-		return ki.class() < kj.class()
+		if ki.class() != kj.class() {
+			return ki.class() < kj.class()
+		}
+		// Features together, so they are written in one request.
+		fi, fj := strings.HasPrefix(ki.Name, "feature."), strings.HasPrefix(kj.Name, "feature.")
+		return fi && !fj
 	})
 	return plan, nil
 }

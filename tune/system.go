@@ -281,6 +281,35 @@ func (s *System) Write(ctx context.Context, k Knob, v string) error {
 	return nil
 }
 
+// WriteFeatures sets several kernel features in one request, as ethtool -K does: the
+// kernel resolves dependencies between features (tx-tcp-mangleid-segmentation needs
+// tx-tcp-segmentation) over the whole set, so one at a time can be refused.
+func (s *System) WriteFeatures(iface string, ks []Knob, vals []string) error {
+	want := map[string]bool{}
+	for i, k := range ks {
+		if s.BeforeWrite != nil {
+			if err := s.BeforeWrite(k, s.writes); err != nil {
+				return &featureErr{knob: k.Name, err: err}
+			}
+		}
+		s.writes++
+		want[strings.TrimPrefix(k.Name, "feature.")] = vals[i] == "on"
+	}
+	if s.Setter == nil {
+		return ErrCannotSet
+	}
+	return s.Setter.SetFeatures(iface, want)
+}
+
+// featureErr names the feature knob whose write was stopped.
+type featureErr struct {
+	knob string
+	err  error
+}
+
+func (e *featureErr) Error() string { return e.err.Error() }
+func (e *featureErr) Unwrap() error { return e.err }
+
 func (s *System) waitCarrier(ctx context.Context, iface string) error {
 	timeout := s.CarrierTimeout
 	if timeout <= 0 {

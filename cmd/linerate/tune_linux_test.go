@@ -1,0 +1,337 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zynqnet/linerate/internal/nstest"
+	"github.com/zynqnet/linerate/tune"
+)
+
+// TestMain doubles as the crash-test helper: with LINERATE_TUNE_HELPER set, the test
+// binary runs one tune that stops dead before a given write, to be killed with SIGKILL.
+func TestMain(m *testing.M) {
+	if os.Getenv("LINERATE_TUNE_HELPER") != "" {
+		tuneHelper()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func tuneHelper() {
+	n, _ := strconv.Atoi(os.Getenv("LINERATE_PAUSE_AT"))
+	c := tuneConfig{
+		iface: os.Getenv("LINERATE_IFACE"), profile: os.Getenv("LINERATE_PROFILE"),
+		stateDir: os.Getenv("LINERATE_STATE"), api: "auto", carrierTimeout: 5 * time.Second,
+		beforeWrite: func(k tune.Knob, i int) error {
+			if i == n {
+				fmt.Printf("PAUSED before %s\n", k.Name)
+				os.Stdout.Sync()
+				time.Sleep(time.Hour) // until the test kills us
+			}
+			return nil
+		},
+	}
+	if err := c.run(context.Background(), os.Stdout); err != nil {
+		fmt.Println("helper:", err)
+		os.Exit(1)
+	}
+}
+
+// The namespace profile touches every knob a veth in a namespace has for real.
+const nsProfile = `name: nstest
+knobs:
+  channels.rx: 2
+  channels.tx: 2
+  features.gro: on
+  features.tso: off
+  mtu: 9000
+  promisc: off
+  rps.cpus: all
+  rps.flow_cnt: 2048
+  xps.cpus: spread
+  napi.defer_hard_irqs: 3
+  napi.gro_flush_timeout: 30000
+  sysctl.net.ipv4.tcp_rmem: 4096 131072 67108864
+  sysctl.net.ipv4.tcp_wmem: 4096 16384 67108864
+  sysctl.net.ipv4.tcp_congestion_control: reno
+  sysctl.net.ipv4.tcp_slow_start_after_idle: 0
+  sysctl.net.ipv4.tcp_notsent_lowat: 131072
+`
+
+// observe reads, with the stock tools inside the namespace, everything nsProfile touches.
+func observe(t *testing.T, ns *nstest.NS) map[string]string {
+	t.Helper()
+	o := map[string]string{}
+	ch := ethtoolChannels(t, ns.Exec(t, "ethtool", "-l", "lr0"))
+	o["channels"] = fmt.Sprintf("rx %d tx %d", ch.RX, ch.TX)
+	for _, l := range ethtoolFeatures(ns.Exec(t, "ethtool", "-k", "lr0")) {
+		for _, f := range []string{"generic-receive-offload:", "tcp-segmentation-offload:"} {
+			if strings.HasPrefix(l, f) {
+				o[f] = l
+			}
+		}
+	}
+	var links []ipLink
+	json.Unmarshal([]byte(ns.Exec(t, "ip", "-j", "link", "show", "dev", "lr0")), &links)
+	o["mtu"] = strconv.Itoa(links[0].MTU)
+	o["promisc"] = strconv.FormatBool(has(links[0].Flags, "PROMISC"))
+	for _, f := range []string{"queues/rx-0/rps_cpus", "queues/rx-1/rps_cpus", "queues/rx-0/rps_flow_cnt", "queues/tx-0/xps_cpus", "queues/tx-1/xps_cpus", "napi_defer_hard_irqs", "gro_flush_timeout"} {
+		o[f] = strings.TrimSpace(ns.Exec(t, "cat", "/sys/class/net/lr0/"+f))
+	}
+	for _, s := range []string{"net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_congestion_control", "net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_notsent_lowat"} {
+		o[s] = strings.Join(strings.Fields(ns.Exec(t, "cat", "/proc/sys/"+strings.ReplaceAll(s, ".", "/"))), " ")
+	}
+	return o
+}
+
+// tuneNS makes a namespace with a 2-queue veth, promisc on (so the profile has it to
+// turn off), and writes the profile file.
+func tuneNS(t *testing.T) (ns *nstest.NS, profile, state string) {
+	nstest.NeedTool(t, "ethtool")
+	ns, peer := nstest.New(t), nstest.New(t)
+	ns.Veth(t, "lr0", "lr1", peer, 2)
+	ns.Exec(t, "ip", "link", "set", "lr0", "promisc", "on")
+	dir := t.TempDir()
+	profile = filepath.Join(dir, "nstest.yaml")
+	if err := os.WriteFile(profile, []byte(nsProfile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ns, profile, filepath.Join(dir, "state")
+}
+
+func inNS(t *testing.T, ns *nstest.NS, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut string
+	var code int
+	ns.Do(t, func() error {
+		out, errOut, code = runCLI(t, args...)
+		return nil
+	})
+	return out, errOut, code
+}
+
+func TestTuneAndRevertInNamespace(t *testing.T) {
+	ns, profile, state := tuneNS(t)
+	before := observe(t, ns)
+
+	out, errOut, code := inNS(t, ns, "tune", "lr0", "--profile", profile, "--state-dir", state, "--dry-run", "--json")
+	var plan tune.Plan
+	if code != 0 || json.Unmarshal([]byte(out), &plan) != nil || len(plan.Changes) < 12 {
+		t.Fatalf("dry run: exit %d, %s %s", code, out, errOut)
+	}
+	if !reflect.DeepEqual(observe(t, ns), before) {
+		t.Fatal("--dry-run changed something")
+	}
+
+	out, errOut, code = inNS(t, ns, "tune", "lr0", "--profile", profile, "--state-dir", state)
+	if code != 0 {
+		t.Fatalf("tune: exit %d: %s%s", code, out, errOut)
+	}
+	got := observe(t, ns)
+	want := map[string]string{
+		"channels": "rx 2 tx 2", "generic-receive-offload:": "generic-receive-offload: on",
+		"tcp-segmentation-offload:": "tcp-segmentation-offload: off", "mtu": "9000", "promisc": "false",
+		"queues/rx-0/rps_cpus": "3", "queues/rx-1/rps_cpus": "3", "queues/rx-0/rps_flow_cnt": "2048",
+		"queues/tx-0/xps_cpus": "1", "queues/tx-1/xps_cpus": "2",
+		"napi_defer_hard_irqs": "3", "gro_flush_timeout": "30000",
+		"net.ipv4.tcp_rmem": "4096 131072 67108864", "net.ipv4.tcp_wmem": "4096 16384 67108864",
+		"net.ipv4.tcp_congestion_control": "reno", "net.ipv4.tcp_slow_start_after_idle": "0",
+		"net.ipv4.tcp_notsent_lowat": "131072",
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("after tune, %s = %q (ethtool/ip/sysfs/sysctl), want %q", k, got[k], v)
+		}
+	}
+
+	// The same profile again plans nothing.
+	out, _, _ = inNS(t, ns, "tune", "lr0", "--profile", profile, "--state-dir", state, "--json")
+	var again tune.Plan
+	if json.Unmarshal([]byte(out), &again); len(again.Changes) != 0 {
+		t.Errorf("second tune planned %v", again.Changes)
+	}
+
+	out, errOut, code = inNS(t, ns, "revert", "lr0", "--state-dir", state)
+	if code != 0 {
+		t.Fatalf("revert: exit %d: %s%s", code, out, errOut)
+	}
+	if after := observe(t, ns); !reflect.DeepEqual(after, before) {
+		t.Errorf("revert did not restore everything:\nbefore %v\nafter  %v", before, after)
+	}
+	if _, err := os.Stat(filepath.Join(state, "tune-lr0.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("journal still there after revert: %v", err)
+	}
+	_, errOut, code = inNS(t, ns, "revert", "lr0", "--state-dir", state)
+	if code != 1 || !strings.Contains(errOut, "nothing to revert") {
+		t.Errorf("second revert: exit %d, %q", code, errOut)
+	}
+}
+
+// TestTuneFaultInjection makes each write in turn fail and proves that every knob
+// changed before it is restored and no journal is left behind.
+func TestTuneFaultInjection(t *testing.T) {
+	ns, profile, state := tuneNS(t)
+	before := observe(t, ns)
+	out, _, _ := inNS(t, ns, "tune", "lr0", "--profile", profile, "--state-dir", state, "--dry-run", "--json")
+	var plan tune.Plan
+	json.Unmarshal([]byte(out), &plan)
+	if len(plan.Changes) < 12 {
+		t.Fatalf("plan too small: %v", plan.Changes)
+	}
+	for i := range plan.Changes {
+		c := tuneConfig{iface: "lr0", profile: profile, stateDir: state, api: "auto", carrierTimeout: 5 * time.Second,
+			beforeWrite: func(k tune.Knob, n int) error {
+				if n == i {
+					return errors.New("injected failure")
+				}
+				return nil
+			}}
+		var err error
+		ns.Do(t, func() error {
+			err = c.run(context.Background(), &strings.Builder{})
+			return nil
+		})
+		var ae *tune.ApplyError
+		if !errors.As(err, &ae) || ae.Knob != plan.Changes[i].Knob || ae.RollbackErr != nil || exitCode(err) != 1 {
+			t.Errorf("failure at write %d (%s): err %v", i, plan.Changes[i].Knob, err)
+		}
+		if got := observe(t, ns); !reflect.DeepEqual(got, before) {
+			t.Fatalf("failure at write %d (%s) left changes:\nbefore %v\nafter  %v", i, plan.Changes[i].Knob, before, got)
+		}
+		if _, err := os.Stat(filepath.Join(state, "tune-lr0.json")); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("failure at write %d left a journal", i)
+		}
+	}
+}
+
+// TestTuneKilledThenRevert kills a tune with SIGKILL between two writes and proves that
+// revert restores everything from the journal written before the first change.
+func TestTuneKilledThenRevert(t *testing.T) {
+	ns, profile, state := tuneNS(t)
+	before := observe(t, ns)
+	for _, at := range []int{1, 7} {
+		cmd := exec.Command("ip", "netns", "exec", ns.Name, os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "LINERATE_TUNE_HELPER=1", "LINERATE_PAUSE_AT="+strconv.Itoa(at),
+			"LINERATE_IFACE=lr0", "LINERATE_PROFILE="+profile, "LINERATE_STATE="+state)
+		stdout, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(stdout)
+		paused := make(chan string, 1)
+		go func() {
+			for sc.Scan() {
+				if strings.HasPrefix(sc.Text(), "PAUSED") || strings.HasPrefix(sc.Text(), "helper:") {
+					paused <- sc.Text()
+					return
+				}
+			}
+			paused <- "helper ended"
+		}()
+		select {
+		case line := <-paused:
+			if !strings.HasPrefix(line, "PAUSED") {
+				t.Fatalf("helper: %s", line)
+			}
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Fatal("helper never reached the write")
+		}
+		cmd.Process.Kill() // SIGKILL, by PID
+		cmd.Wait()
+		if reflect.DeepEqual(observe(t, ns), before) && at > 0 {
+			t.Fatalf("killed after %d writes, but nothing had changed", at)
+		}
+		var j tune.Journal
+		b, err := os.ReadFile(filepath.Join(state, "tune-lr0.json"))
+		if err != nil || json.Unmarshal(b, &j) != nil || j.Complete {
+			t.Fatalf("journal after kill: %v %+v", err, j)
+		}
+		out, errOut, code := inNS(t, ns, "revert", "lr0", "--state-dir", state)
+		if code != 0 {
+			t.Fatalf("revert after kill: exit %d: %s%s", code, out, errOut)
+		}
+		if got := observe(t, ns); !reflect.DeepEqual(got, before) {
+			t.Errorf("revert after a kill at write %d did not restore:\nbefore %v\nafter  %v", at, before, got)
+		}
+	}
+}
+
+// TestTuneGlobalKnobsOnFixture: knobs a namespace cannot own (netdev_max_backlog,
+// dev_weight, the governor, IRQ affinity) tuned and reverted on a copy of a captured tree.
+func TestTuneGlobalKnobsOnFixture(t *testing.T) {
+	root := copyTree(t, filepath.Join(showFixtures, "zynq7000-gem"))
+	state := t.TempDir()
+	profile := filepath.Join(t.TempDir(), "global.yaml")
+	os.WriteFile(profile, []byte("name: global\nknobs:\n  sysctl.net.core.netdev_max_backlog: 3000\n  sysctl.net.core.dev_weight: 128\n  cpufreq.governor: performance\n  irq.affinity: 1\n  rings.rx: 4096\n"), 0o644)
+	files := []string{"proc/sys/net/core/netdev_max_backlog", "proc/sys/net/core/dev_weight",
+		"sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "sys/devices/system/cpu/cpu1/cpufreq/scaling_governor", "proc/irq/27/smp_affinity"}
+	read := func() []string {
+		var out []string
+		for _, f := range files {
+			b, _ := os.ReadFile(filepath.Join(root, f))
+			out = append(out, string(b))
+		}
+		return out
+	}
+	orig := read()
+	out, errOut, code := runCLI(t, "tune", "eth0", "--root", root, "--profile", profile, "--state-dir", state)
+	if code != 0 {
+		t.Fatalf("tune --root: exit %d: %s%s", code, out, errOut)
+	}
+	if want := []string{"3000\n", "128\n", "performance\n", "performance\n", "2\n"}; !reflect.DeepEqual(read(), want) {
+		t.Errorf("after tune: %q, want %q", read(), want)
+	}
+	if !strings.Contains(out, "skipped rings.rx: cannot be changed in a captured tree") {
+		t.Errorf("rings in a captured tree not skipped: %s", out)
+	}
+	// A failure on the third write restores the first two.
+	runCLI(t, "revert", "eth0", "--root", root, "--state-dir", state)
+	if !reflect.DeepEqual(read(), orig) {
+		t.Fatalf("revert: %q, want %q", read(), orig)
+	}
+	c := tuneConfig{iface: "eth0", root: root, profile: profile, stateDir: state,
+		beforeWrite: func(k tune.Knob, n int) error {
+			if n == 2 {
+				return errors.New("injected failure")
+			}
+			return nil
+		}}
+	if err := c.run(context.Background(), &strings.Builder{}); err == nil {
+		t.Fatal("injected failure not reported")
+	}
+	if !reflect.DeepEqual(read(), orig) {
+		t.Errorf("after a failed tune: %q, want %q", read(), orig)
+	}
+}
+
+func TestTuneBadInput(t *testing.T) {
+	root := copyTree(t, filepath.Join(showFixtures, "zynq7000-gem"))
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("name: bad\nknobs:\n  sysctl.net.core.dev_weight: 128\n  rings.rx: 9000\n"), 0o644)
+	before, _ := os.ReadFile(filepath.Join(root, "proc/sys/net/core/dev_weight"))
+	_, errOut, code := runCLI(t, "tune", "eth0", "--root", root, "--profile", bad, "--state-dir", t.TempDir())
+	if code != 2 || !strings.Contains(errOut, bad+":4: rings.rx: 9000 is above the driver's maximum 8192") {
+		t.Errorf("exit %d, %q", code, errOut)
+	}
+	if after, _ := os.ReadFile(filepath.Join(root, "proc/sys/net/core/dev_weight")); string(after) != string(before) {
+		t.Error("a rejected profile changed a knob")
+	}
+	for _, args := range [][]string{{"tune", "eth0"}, {"tune", "--profile", "throughput"}, {"tune", "eth0", "--profile", "warp"}, {"profile", "show", "warp"}, {"profile"}} {
+		if _, errOut, code := runCLI(t, args...); code != 2 || !strings.Contains(errOut, "Usage:") {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
+	}
+}
