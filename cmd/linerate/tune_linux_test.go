@@ -49,7 +49,8 @@ func tuneHelper() {
 	}
 }
 
-// The namespace profile touches every knob a veth in a namespace has for real.
+// The namespace profile touches every knob a veth in a namespace has for real (threaded
+// NAPI needs GRO on: veth has NAPI instances only then, and features go first).
 const nsProfile = `name: nstest
 knobs:
   channels.rx: 2
@@ -63,6 +64,7 @@ knobs:
   xps.cpus: spread
   napi.defer_hard_irqs: 3
   napi.gro_flush_timeout: 30000
+  napi.threaded: on
   sysctl.net.ipv4.tcp_rmem: 4096 131072 67108864
   sysctl.net.ipv4.tcp_wmem: 4096 16384 67108864
   sysctl.net.ipv4.tcp_congestion_control: reno
@@ -87,7 +89,7 @@ func observe(t *testing.T, ns *nstest.NS) map[string]string {
 	json.Unmarshal([]byte(ns.Exec(t, "ip", "-j", "link", "show", "dev", "lr0")), &links)
 	o["mtu"] = strconv.Itoa(links[0].MTU)
 	o["promisc"] = strconv.FormatBool(has(links[0].Flags, "PROMISC"))
-	for _, f := range []string{"queues/rx-0/rps_cpus", "queues/rx-1/rps_cpus", "queues/rx-0/rps_flow_cnt", "queues/tx-0/xps_cpus", "queues/tx-1/xps_cpus", "napi_defer_hard_irqs", "gro_flush_timeout"} {
+	for _, f := range []string{"queues/rx-0/rps_cpus", "queues/rx-1/rps_cpus", "queues/rx-0/rps_flow_cnt", "queues/tx-0/xps_cpus", "queues/tx-1/xps_cpus", "napi_defer_hard_irqs", "gro_flush_timeout", "threaded"} {
 		o[f] = strings.TrimSpace(ns.Exec(t, "cat", "/sys/class/net/lr0/"+f))
 	}
 	for _, s := range []string{"net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_congestion_control", "net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_notsent_lowat"} {
@@ -145,7 +147,7 @@ func TestTuneAndRevertInNamespace(t *testing.T) {
 		"tcp-segmentation-offload:": "tcp-segmentation-offload: off", "mtu": "9000", "promisc": "false",
 		"queues/rx-0/rps_cpus": "3", "queues/rx-1/rps_cpus": "3", "queues/rx-0/rps_flow_cnt": "2048",
 		"queues/tx-0/xps_cpus": "1", "queues/tx-1/xps_cpus": "2",
-		"napi_defer_hard_irqs": "3", "gro_flush_timeout": "30000",
+		"napi_defer_hard_irqs": "3", "gro_flush_timeout": "30000", "threaded": "1",
 		"net.ipv4.tcp_rmem": "4096 131072 67108864", "net.ipv4.tcp_wmem": "4096 16384 67108864",
 		"net.ipv4.tcp_congestion_control": "reno", "net.ipv4.tcp_slow_start_after_idle": "0",
 		"net.ipv4.tcp_notsent_lowat": "131072",
