@@ -63,6 +63,7 @@ func commands() []command {
 		tuneCommand(),
 		revertCommand(),
 		profileCommand(),
+		iperf3Command(),
 		versionCommand(),
 	}
 }

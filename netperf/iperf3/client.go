@@ -1,0 +1,408 @@
+package iperf3
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Client runs one test against an iperf3 server.
+type Client struct {
+	Host           string
+	Port           int
+	Bind           string // local address (-B)
+	Params         Params
+	Interval       time.Duration // reporting interval (-i); 0: none
+	ConnectTimeout time.Duration
+	Version        string
+	// Text, when set, receives iperf3's human output as the test runs.
+	Text io.Writer
+}
+
+// ServerError is the server's refusal: busy, an error number, or termination.
+type ServerError struct {
+	State  int8
+	IErrno int32
+	Errno  int32
+}
+
+func (e *ServerError) Error() string {
+	switch e.State {
+	case AccessDenied:
+		return "the server is busy running a test; try again later"
+	case ServerTerminate:
+		return "the server has terminated"
+	}
+	msg := map[int32]string{ieNumStreams: "number of parallel streams too large", ieBlockSize: "block size too large",
+		ieUDPBlockSize: "UDP block size invalid", ieMaxDuration: "test duration too long", ieRecvParams: "the server could not read the parameters"}[e.IErrno]
+	if msg == "" {
+		msg = "error " + strconv.Itoa(int(e.IErrno))
+	}
+	if e.Errno != 0 {
+		msg += ": " + syscall.Errno(e.Errno).Error()
+	}
+	return "server error: " + msg
+}
+
+func readState(c net.Conn) (int8, error) {
+	var b [1]byte
+	if _, err := io.ReadFull(c, b[:]); err != nil {
+		return 0, err
+	}
+	return int8(b[0]), nil
+}
+
+func writeState(c net.Conn, s int8) error {
+	_, err := c.Write([]byte{stateByte(s)})
+	return err
+}
+
+// stateByte is the wire byte of a (signed) state.
+func stateByte(s int8) byte { return byte(s) }
+
+// Run runs the test and returns its report in iperf3 -J's shape.
+func (c *Client) Run(ctx context.Context) (*Report, error) {
+	p := c.Params
+	if p.Parallel < 1 {
+		p.Parallel = 1
+	}
+	if p.Len <= 0 {
+		p.Len = defaultLen(p.UDP)
+	}
+	if p.UDP && p.Bandwidth == 0 {
+		p.Bandwidth = 1 << 20
+	}
+	if p.PacingTimer <= 0 {
+		p.PacingTimer = 1000
+	}
+	if p.Bytes > 0 || p.Blocks > 0 {
+		p.Time = 0
+	} else if p.Time <= 0 {
+		p.Time = 10
+	}
+	if p.ClientVersion == "" {
+		p.ClientVersion = c.Version
+	}
+	port := c.Port
+	if port == 0 {
+		port = DefaultPort
+	}
+	timeout := c.ConnectTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	addr := net.JoinHostPort(c.Host, strconv.Itoa(port))
+	rep := &Report{Intervals: []Interval{}}
+	now := time.Now()
+	rep.Start.Version = "linerate " + c.Version
+	rep.Start.SystemInfo = runtime.GOOS + " " + runtime.GOARCH
+	rep.Start.Timestamp = nowStamp(now)
+	rep.Start.ConnectingTo = map[string]any{"host": c.Host, "port": port}
+	protocol := "TCP"
+	if p.UDP {
+		protocol = "UDP"
+	}
+	rep.Start.TestStart = TestInfo{Protocol: protocol, NumStreams: p.Parallel, Blksize: p.Len, Omit: p.Omit, Duration: p.Time,
+		Bytes: p.Bytes, Blocks: p.Blocks, Reverse: b2i(p.Reverse), Bidir: b2i(p.Bidir), TOS: p.TOS, Bitrate: p.Bandwidth}
+	text := textWriter{w: io.Discard, udp: p.UDP}
+	if c.Text != nil {
+		text.w = c.Text
+	}
+	fmt.Fprintf(text.w, "Connecting to host %s, port %d\n", c.Host, port)
+
+	d := net.Dialer{Timeout: timeout}
+	if c.Bind != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(c.Bind)}
+	}
+	ctrl, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return rep, fmt.Errorf("unable to connect to server %s: %w", addr, err)
+	}
+	defer ctrl.Close()
+	stopWatch := context.AfterFunc(ctx, func() { ctrl.Close() })
+	defer stopWatch()
+	cookie := NewCookie()
+	rep.Start.Cookie = string(cookie[:CookieSize-1])
+	if _, err := ctrl.Write(cookie); err != nil {
+		return rep, fmt.Errorf("send cookie: %w", err)
+	}
+	t := newTest(&p)
+	defer func() {
+		if t.streams != nil {
+			t.closeAll()
+		}
+	}()
+	var cpu cpuMark
+	var pending []int8
+	for {
+		var st int8
+		if len(pending) > 0 {
+			st, pending = pending[0], pending[1:]
+		} else {
+			ctrl.SetReadDeadline(time.Now().Add(timeout + 20*time.Second))
+			st, err = readState(ctrl)
+			if err != nil {
+				if ctx.Err() != nil {
+					return rep, ctx.Err()
+				}
+				return rep, fmt.Errorf("control connection: %w", err)
+			}
+		}
+		switch st {
+		case ParamExchange:
+			if err := writeJSON(ctrl, p.paramsJSON()); err != nil {
+				return rep, fmt.Errorf("send parameters: %w", err)
+			}
+		case CreateStreams:
+			if err := c.createStreams(ctx, t, addr, cookie, timeout, rep, text); err != nil {
+				return rep, err
+			}
+		case TestStart:
+			cpu = markCPU()
+			if len(t.streams) > 0 {
+				text.header(t.streams[0].sender)
+			}
+		case TestRunning:
+			next, err := c.runTest(ctx, ctrl, t, rep, text)
+			if err != nil {
+				return rep, err
+			}
+			pending = append(pending, next)
+		case ExchangeResults:
+			local := t.localResults(cpu, congestion(firstConn(t)))
+			if err := writeJSON(ctrl, local.toJSON()); err != nil {
+				return rep, fmt.Errorf("send results: %w", err)
+			}
+			m, err := readJSON(ctrl, MaxResultsJSON)
+			if err != nil {
+				return rep, fmt.Errorf("read server results: %w", err)
+			}
+			remote, err := parseResults(m)
+			if err != nil {
+				return rep, fmt.Errorf("server results: %w", err)
+			}
+			rep.End = t.buildEnd(remote, local)
+			rep.End.SenderCongestion, rep.End.ReceiverCongestion = local.CongestionUsed, remote.CongestionUsed
+			if p.Reverse {
+				rep.End.SenderCongestion, rep.End.ReceiverCongestion = remote.CongestionUsed, local.CongestionUsed
+			}
+			if len(remote.ServerOutputJSON) > 0 {
+				rep.ServerOutputJSON = remote.ServerOutputJSON
+			}
+			rep.ServerOutputText = remote.ServerOutputText
+		case DisplayResults:
+			writeState(ctrl, IperfDone)
+			text.summary(rep)
+			if rep.ServerOutputText != "" {
+				fmt.Fprintf(text.w, "\nServer output:\n%s", rep.ServerOutputText)
+			}
+			fmt.Fprintln(text.w, "\niperf Done.")
+			return rep, nil
+		case AccessDenied, ServerTerminate:
+			return rep, &ServerError{State: st}
+		case ServerErrorState:
+			var b [8]byte
+			io.ReadFull(ctrl, b[:])
+			return rep, &ServerError{State: st, IErrno: int32(binary.BigEndian.Uint32(b[:4])), Errno: int32(binary.BigEndian.Uint32(b[4:]))}
+		default:
+			return rep, fmt.Errorf("server sent unknown state %d", st)
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func firstConn(t *test) net.Conn {
+	for _, s := range t.streams {
+		if !s.udp {
+			return s.conn
+		}
+	}
+	return nil
+}
+
+// UDP connect messages (iperf_udp.c): ints written in host order by a little-endian
+// iperf3, so these byte strings on the wire.
+var (
+	udpConnectMsg         = []byte("9876")
+	udpConnectReply       = []byte("6789")
+	udpLegacyConnectReply = []byte{0xb1, 0x68, 0xde, 0x3a}
+)
+
+func (c *Client) createStreams(ctx context.Context, t *test, addr string, cookie []byte, timeout time.Duration, rep *Report, text textWriter) error {
+	p := t.p
+	n := p.Parallel
+	if p.Bidir {
+		n *= 2
+	}
+	for i := 0; i < n; i++ {
+		// With --bidir the client opens its sending streams first.
+		sender := !p.Reverse
+		if p.Bidir {
+			sender = i < p.Parallel
+		}
+		d := net.Dialer{Timeout: timeout, Control: func(network, address string, raw syscall.RawConn) error {
+			return sockOpts(raw, p, !p.UDP)
+		}}
+		if c.Bind != "" {
+			if p.UDP {
+				d.LocalAddr = &net.UDPAddr{IP: net.ParseIP(c.Bind)}
+			} else {
+				d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(c.Bind)}
+			}
+		}
+		var conn net.Conn
+		var err error
+		if p.UDP {
+			conn, err = d.DialContext(ctx, "udp", addr)
+			if err == nil {
+				err = udpHandshake(conn, timeout)
+			}
+		} else {
+			conn, err = d.DialContext(ctx, "tcp", addr)
+			if err == nil {
+				conn.(*net.TCPConn).SetNoDelay(p.NoDelay)
+				_, err = conn.Write(cookie)
+			}
+		}
+		if err != nil {
+			if conn != nil {
+				conn.Close()
+			}
+			return fmt.Errorf("create stream %d: %w", i+1, err)
+		}
+		s := &stream{id: streamID(i), sender: sender, udp: p.UDP, conn: conn, t: t}
+		t.streams = append(t.streams, s)
+		lh, lp := addrParts(conn.LocalAddr())
+		rh, rp := addrParts(conn.RemoteAddr())
+		rep.Start.Connected = append(rep.Start.Connected, Connected{Socket: s.id, LocalHost: lh, LocalPort: lp, RemoteHost: rh, RemotePort: rp})
+		fmt.Fprintf(text.w, "[%3d] local %s port %d connected to %s port %d\n", s.id, lh, lp, rh, rp)
+	}
+	return nil
+}
+
+// udpHandshake sends the UDP connect message and waits for the reply; data datagrams of a
+// reverse test may arrive first.
+func udpHandshake(conn net.Conn, timeout time.Duration) error {
+	if _, err := conn.Write(udpConnectMsg); err != nil {
+		return err
+	}
+	conn.SetReadDeadline(time.Now().Add(timeout))
+	defer conn.SetReadDeadline(time.Time{})
+	buf := make([]byte, 65536)
+	for i := 0; i < 64; i++ {
+		n, err := conn.Read(buf)
+		if err != nil {
+			return fmt.Errorf("UDP connect: no reply from the server: %w", err)
+		}
+		if n == 4 && (string(buf[:4]) == string(udpConnectReply) || string(buf[:4]) == string(udpLegacyConnectReply)) {
+			return nil
+		}
+	}
+	return errors.New("UDP connect: no reply among the first datagrams")
+}
+
+type stateOrErr struct {
+	state int8
+	err   error
+}
+
+// runTest runs from TEST_RUNNING until the client's end condition, sends TEST_END and
+// returns the server's next state (EXCHANGE_RESULTS).
+func (c *Client) runTest(ctx context.Context, ctrl net.Conn, t *test, rep *Report, text textWriter) (int8, error) {
+	p := t.p
+	done := make(chan struct{})
+	// The server speaks only on failure while the test runs; after TEST_END its next
+	// state arrives on the same reader.
+	ctrlCh := make(chan stateOrErr, 1)
+	ctrl.SetReadDeadline(time.Time{})
+	go func() {
+		st, err := readState(ctrl)
+		ctrlCh <- stateOrErr{st, err}
+	}()
+	var early *stateOrErr
+	var runErr error
+	go func() {
+		defer close(done)
+		var timer <-chan time.Time
+		if p.Time > 0 {
+			timer = time.After(time.Duration(p.Time+p.Omit) * time.Second)
+		}
+		poll := time.NewTicker(10 * time.Millisecond)
+		defer poll.Stop()
+		for {
+			select {
+			case <-timer:
+				return
+			case <-t.limitHit:
+				return
+			case r := <-ctrlCh:
+				early = &r
+				return
+			case <-ctx.Done():
+				runErr = ctx.Err()
+				return
+			case <-poll.C:
+				// With -R the client receives: it ends the test once it has the bytes.
+				if (p.Bytes > 0 || p.Blocks > 0) && !anySender(t) {
+					var got uint64
+					for _, s := range t.streams {
+						got += s.bytes.Load()
+					}
+					if p.Bytes > 0 && got >= p.Bytes || p.Blocks > 0 && got >= p.Blocks*uint64(p.Len) {
+						return
+					}
+				}
+			}
+		}
+	}()
+	t.runStreams(ctx, c.Interval, done, func(iv Interval) {
+		rep.Intervals = append(rep.Intervals, iv)
+		for _, s := range iv.Streams {
+			text.line(s.Socket, s, "")
+		}
+		if len(iv.Streams) > 1 {
+			text.line(-1, iv.Sum, "")
+		}
+	})
+	t.end()
+	if runErr != nil {
+		return 0, fmt.Errorf("test stopped: %w", runErr)
+	}
+	if early != nil {
+		if early.err != nil {
+			return 0, fmt.Errorf("control connection lost during the test: %w", early.err)
+		}
+		return 0, &ServerError{State: early.state}
+	}
+	if err := writeState(ctrl, TestEnd); err != nil {
+		return 0, fmt.Errorf("send TEST_END: %w", err)
+	}
+	ctrl.SetReadDeadline(time.Now().Add(30 * time.Second))
+	r := <-ctrlCh
+	if r.err != nil {
+		return 0, fmt.Errorf("after TEST_END: %w", r.err)
+	}
+	return r.state, nil
+}
+
+func anySender(t *test) bool {
+	for _, s := range t.streams {
+		if s.sender {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,243 @@
+package iperf3
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// StreamInterval is one stream's numbers over one reporting interval, or over the test.
+type StreamInterval struct {
+	Socket        int      `json:"socket"`
+	Start         float64  `json:"start"`
+	End           float64  `json:"end"`
+	Seconds       float64  `json:"seconds"`
+	Bytes         uint64   `json:"bytes"`
+	BitsPerSecond float64  `json:"bits_per_second"`
+	Retransmits   *int64   `json:"retransmits,omitempty"`
+	SndCwnd       *uint64  `json:"snd_cwnd,omitempty"`
+	RTT           *uint32  `json:"rtt,omitempty"`
+	Packets       *int64   `json:"packets,omitempty"`
+	JitterMS      *float64 `json:"jitter_ms,omitempty"`
+	LostPackets   *int64   `json:"lost_packets,omitempty"`
+	LostPercent   *float64 `json:"lost_percent,omitempty"`
+	OutOfOrder    *int64   `json:"out_of_order,omitempty"`
+	Omitted       bool     `json:"omitted"`
+	Sender        bool     `json:"sender"`
+}
+
+// Interval is one reporting interval: every stream, and their sum.
+type Interval struct {
+	Streams         []StreamInterval `json:"streams"`
+	Sum             StreamInterval   `json:"sum"`
+	SumBidirReverse *StreamInterval  `json:"sum_bidir_reverse,omitempty"`
+}
+
+// EndStream is a stream's summary: sender and receiver sides (TCP), or udp.
+type EndStream struct {
+	Sender   *StreamInterval `json:"sender,omitempty"`
+	Receiver *StreamInterval `json:"receiver,omitempty"`
+	UDP      *StreamInterval `json:"udp,omitempty"`
+}
+
+// CPU is the CPU use of both ends.
+type CPU struct {
+	HostTotal    float64 `json:"host_total"`
+	HostUser     float64 `json:"host_user"`
+	HostSystem   float64 `json:"host_system"`
+	RemoteTotal  float64 `json:"remote_total"`
+	RemoteUser   float64 `json:"remote_user"`
+	RemoteSystem float64 `json:"remote_system"`
+}
+
+// End is the summary of a test, in iperf3 -J's shape.
+type End struct {
+	Streams                 []EndStream     `json:"streams"`
+	Sum                     *StreamInterval `json:"sum,omitempty"`
+	SumSent                 StreamInterval  `json:"sum_sent"`
+	SumReceived             StreamInterval  `json:"sum_received"`
+	SumSentBidirReverse     *StreamInterval `json:"sum_sent_bidir_reverse,omitempty"`
+	SumReceivedBidirReverse *StreamInterval `json:"sum_received_bidir_reverse,omitempty"`
+	CPU                     CPU             `json:"cpu_utilization_percent"`
+	SenderCongestion        string          `json:"sender_tcp_congestion,omitempty"`
+	ReceiverCongestion      string          `json:"receiver_tcp_congestion,omitempty"`
+}
+
+// Connected is one data connection.
+type Connected struct {
+	Socket     int    `json:"socket"`
+	LocalHost  string `json:"local_host"`
+	LocalPort  int    `json:"local_port"`
+	RemoteHost string `json:"remote_host"`
+	RemotePort int    `json:"remote_port"`
+}
+
+// TestStart describes the test.
+type TestInfo struct {
+	Protocol   string `json:"protocol"`
+	NumStreams int    `json:"num_streams"`
+	Blksize    int    `json:"blksize"`
+	Omit       int    `json:"omit"`
+	Duration   int    `json:"duration"`
+	Bytes      uint64 `json:"bytes"`
+	Blocks     uint64 `json:"blocks"`
+	Reverse    int    `json:"reverse"`
+	Bidir      int    `json:"bidir"`
+	TOS        int    `json:"tos"`
+	Bitrate    uint64 `json:"target_bitrate"`
+}
+
+// Start is the head of the report.
+type Start struct {
+	Connected    []Connected       `json:"connected"`
+	Version      string            `json:"version"`
+	SystemInfo   string            `json:"system_info"`
+	Timestamp    map[string]any    `json:"timestamp"`
+	ConnectingTo map[string]any    `json:"connecting_to,omitempty"`
+	AcceptedFrom map[string]any    `json:"accepted_connection,omitempty"`
+	Cookie       string            `json:"cookie"`
+	TestStart    TestInfo          `json:"test_start"`
+	Extra        map[string]string `json:"-"`
+}
+
+// Report is a whole test in iperf3 -J's top-level shape, so scripts written for
+// iperf3 -J read it unchanged.
+type Report struct {
+	Start            Start      `json:"start"`
+	Intervals        []Interval `json:"intervals"`
+	End              End        `json:"end"`
+	ServerOutputJSON any        `json:"server_output_json,omitempty"`
+	ServerOutputText string     `json:"server_output_text,omitempty"`
+	Error            string     `json:"error,omitempty"`
+}
+
+// unitBytes formats like iperf3's unit_snprintf with 'A' for bytes (1024 steps).
+func unitBytes(b float64) string {
+	units := []string{"Bytes", "KBytes", "MBytes", "GBytes", "TBytes"}
+	i := 0
+	for b >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	return fmtUnit(b) + " " + units[i]
+}
+
+// unitBits formats bit rates in 1000 steps.
+func unitBits(b float64) string {
+	units := []string{"bits/sec", "Kbits/sec", "Mbits/sec", "Gbits/sec", "Tbits/sec"}
+	i := 0
+	for b >= 1000 && i < len(units)-1 {
+		b /= 1000
+		i++
+	}
+	return fmtUnit(b) + " " + units[i]
+}
+
+func fmtUnit(v float64) string {
+	switch {
+	case v < 9.995:
+		return fmt.Sprintf("%4.2f", v)
+	case v < 99.95:
+		return fmt.Sprintf("%4.1f", v)
+	}
+	return fmt.Sprintf("%4.0f", v)
+}
+
+func rate(bytes uint64, secs float64) float64 {
+	if secs <= 0 {
+		return 0
+	}
+	return float64(bytes) * 8 / secs
+}
+
+// textWriter prints iperf3's human layout.
+type textWriter struct {
+	w   io.Writer
+	udp bool
+}
+
+func (t textWriter) header(sender bool) {
+	if t.udp {
+		if sender {
+			fmt.Fprintln(t.w, "[ ID] Interval           Transfer     Bitrate         Total Datagrams")
+		} else {
+			fmt.Fprintln(t.w, "[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams")
+		}
+		return
+	}
+	if sender {
+		fmt.Fprintln(t.w, "[ ID] Interval           Transfer     Bitrate         Retr  Cwnd")
+	} else {
+		fmt.Fprintln(t.w, "[ ID] Interval           Transfer     Bitrate")
+	}
+}
+
+func idLabel(id int) string {
+	if id < 0 {
+		return "[SUM]"
+	}
+	return fmt.Sprintf("[%3d]", id)
+}
+
+func (t textWriter) line(id int, s StreamInterval, tail string) {
+	base := fmt.Sprintf("%s %6.2f-%-6.2f sec  %s  %s", idLabel(id), s.Start, s.End, unitBytes(float64(s.Bytes)), unitBits(s.BitsPerSecond))
+	switch {
+	case t.udp && s.JitterMS != nil && s.LostPackets != nil && s.Packets != nil:
+		pct := 0.0
+		if *s.Packets > 0 {
+			pct = float64(*s.LostPackets) / float64(*s.Packets) * 100
+		}
+		base += fmt.Sprintf("  %.3f ms  %d/%d (%.2g%%)", *s.JitterMS, *s.LostPackets, *s.Packets, pct)
+	case t.udp && s.Packets != nil:
+		base += fmt.Sprintf("  %d", *s.Packets)
+	case s.Retransmits != nil:
+		base += fmt.Sprintf("  %4d", *s.Retransmits)
+		if s.SndCwnd != nil {
+			base += "   " + unitBytes(float64(*s.SndCwnd))
+		}
+	}
+	if s.Omitted {
+		base += "  (omitted)"
+	}
+	if tail != "" {
+		base += "  " + tail
+	}
+	fmt.Fprintln(t.w, strings.TrimRight(base, " "))
+}
+
+// summary prints the end of a test as iperf3 does: per stream sender then receiver
+// lines, and [SUM] lines with more than one stream.
+func (t textWriter) summary(r *Report) {
+	fmt.Fprintln(t.w, "- - - - - - - - - - - - - - - - - - - - - - - - -")
+	t.header(false)
+	for _, s := range r.End.Streams {
+		if s.UDP != nil {
+			t.line(s.UDP.Socket, *s.UDP, "")
+			continue
+		}
+		if s.Sender != nil {
+			t.line(s.Sender.Socket, *s.Sender, "sender")
+		}
+		if s.Receiver != nil {
+			t.line(s.Receiver.Socket, *s.Receiver, "receiver")
+		}
+	}
+	if len(r.End.Streams) > 1 {
+		t.line(-1, r.End.SumSent, "sender")
+		t.line(-1, r.End.SumReceived, "receiver")
+		if r.End.SumSentBidirReverse != nil {
+			t.line(-1, *r.End.SumSentBidirReverse, "sender (reverse)")
+			t.line(-1, *r.End.SumReceivedBidirReverse, "receiver (reverse)")
+		}
+	}
+}
+
+func nowStamp(t time.Time) map[string]any {
+	return map[string]any{"time": t.UTC().Format(time.RFC1123), "timesecs": t.Unix()}
+}
+
+func p64(v int64) *int64      { return &v }
+func pu64(v uint64) *uint64   { return &v }
+func pf64(v float64) *float64 { return &v }
+func pu32(v uint32) *uint32   { return &v }

@@ -1,0 +1,470 @@
+package iperf3
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Server serves iperf3 tests, one at a time, as iperf3 -s does.
+type Server struct {
+	Addr string // listen address; empty: all
+	Port int
+	// OneOff serves one test and returns (-1).
+	OneOff bool
+	// IdleTimeout drops a client that stays silent this long: no control message and
+	// no data (default 30s).
+	IdleTimeout time.Duration
+	Version     string
+	// Log receives one line per event (accepted, refused, dropped); nil: discarded.
+	Log *log.Logger
+	// Text, when set, receives iperf3-style output of each test; JSON, when set, gets
+	// each test's report (-J).
+	Text io.Writer
+	JSON func(*Report)
+	// Ready, when set, is called with the bound address once the server listens.
+	Ready func(net.Addr)
+
+	mu     sync.Mutex
+	active *serverTest
+}
+
+// serverTest is the test in progress.
+type serverTest struct {
+	cookie  []byte
+	streams chan net.Conn
+}
+
+func (s *Server) logf(format string, a ...any) {
+	if s.Log != nil {
+		s.Log.Printf(format, a...)
+	}
+}
+
+// ListenAndServe listens on Addr:Port and serves until ctx ends (or one test, OneOff).
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	port := s.Port
+	if port == 0 {
+		port = DefaultPort
+	}
+	addr := net.JoinHostPort(s.Addr, strconv.Itoa(port))
+	lc := net.ListenConfig{Control: reuseAddr}
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	defer ln.Close()
+	if s.Ready != nil {
+		s.Ready(ln.Addr())
+	}
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	return s.Serve(ctx, ln.(*net.TCPListener))
+}
+
+func reuseAddr(network, address string, c syscall.RawConn) error {
+	var serr error
+	c.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
+	})
+	return serr
+}
+
+// Serve accepts connections on ln. The first connection with a new cookie is a test's
+// control channel; while it runs, connections with its cookie are its streams and any
+// other client gets ACCESS_DENIED.
+func (s *Server) Serve(ctx context.Context, ln *net.TCPListener) error {
+	testDone := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if s.handleConn(ctx, c, ln) {
+				testDone <- struct{}{}
+			}
+		}()
+		if s.OneOff {
+			select {
+			case <-testDone:
+				return nil
+			default:
+			}
+		}
+		select {
+		case <-testDone:
+			if s.OneOff {
+				return nil
+			}
+		default:
+		}
+	}
+}
+
+// handleConn reads a new connection's cookie and routes it; true when it ran a test.
+func (s *Server) handleConn(ctx context.Context, c net.Conn, ln *net.TCPListener) bool {
+	c.SetReadDeadline(time.Now().Add(s.idle()))
+	cookie := make([]byte, CookieSize)
+	if _, err := io.ReadFull(c, cookie); err != nil {
+		s.logf("connection from %s: no cookie (%v); closed", c.RemoteAddr(), err)
+		c.Close()
+		return false
+	}
+	c.SetReadDeadline(time.Time{})
+	s.mu.Lock()
+	act := s.active
+	switch {
+	case act != nil && bytes.Equal(act.cookie, cookie):
+		s.mu.Unlock()
+		select {
+		case act.streams <- c:
+		case <-time.After(s.idle()):
+			c.Close()
+		}
+		return false
+	case act != nil:
+		s.mu.Unlock()
+		s.logf("connection from %s refused: a test is running (ACCESS_DENIED)", c.RemoteAddr())
+		c.Write([]byte{stateByte(AccessDenied)})
+		c.Close()
+		return false
+	}
+	st := &serverTest{cookie: cookie, streams: make(chan net.Conn)}
+	s.active = st
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.active = nil
+		s.mu.Unlock()
+	}()
+	rep, err := s.runTest(ctx, c, st, ln)
+	if err != nil {
+		s.logf("test from %s ended: %v", c.RemoteAddr(), err)
+		if rep != nil {
+			rep.Error = err.Error()
+		}
+	}
+	if rep != nil && s.JSON != nil {
+		s.JSON(rep)
+	}
+	return true
+}
+
+func (s *Server) idle() time.Duration {
+	if s.IdleTimeout > 0 {
+		return s.IdleTimeout
+	}
+	return 30 * time.Second
+}
+
+func sendServerError(c net.Conn, ierrno, errno int32) {
+	b := make([]byte, 9)
+	b[0] = stateByte(ServerErrorState)
+	binary.BigEndian.PutUint32(b[1:], uint32(ierrno))
+	binary.BigEndian.PutUint32(b[5:], uint32(errno))
+	c.Write(b)
+}
+
+func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln *net.TCPListener) (*Report, error) {
+	defer ctrl.Close()
+	idle := s.idle()
+	text := textWriter{w: io.Discard}
+	if s.Text != nil {
+		text.w = s.Text
+	}
+	rh, rp := addrParts(ctrl.RemoteAddr())
+	fmt.Fprintf(text.w, "Accepted connection from %s, port %d\n", rh, rp)
+	s.logf("accepted control connection from %s", ctrl.RemoteAddr())
+	rep := &Report{Intervals: []Interval{}}
+	rep.Start.Version = "linerate " + s.Version
+	rep.Start.SystemInfo = runtime.GOOS + " " + runtime.GOARCH
+	rep.Start.Timestamp = nowStamp(time.Now())
+	rep.Start.AcceptedFrom = map[string]any{"host": rh, "port": rp}
+	rep.Start.Cookie = string(st.cookie[:CookieSize-1])
+
+	if err := writeState(ctrl, ParamExchange); err != nil {
+		return rep, err
+	}
+	ctrl.SetReadDeadline(time.Now().Add(idle))
+	m, err := readJSON(ctrl, MaxParamsJSON)
+	if err != nil {
+		sendServerError(ctrl, ieRecvParams, 0)
+		return rep, fmt.Errorf("parameters: %w", err)
+	}
+	p, err := parseParams(m)
+	if err != nil {
+		var pe *paramError
+		if errors.As(err, &pe) {
+			sendServerError(ctrl, pe.ierrno, 0)
+		}
+		return rep, fmt.Errorf("parameters: %w", err)
+	}
+	text.udp = p.UDP
+	protocol := "TCP"
+	if p.UDP {
+		protocol = "UDP"
+	}
+	rep.Start.TestStart = TestInfo{Protocol: protocol, NumStreams: p.Parallel, Blksize: p.Len, Omit: p.Omit, Duration: p.Time,
+		Bytes: p.Bytes, Blocks: p.Blocks, Reverse: b2i(p.Reverse), Bidir: b2i(p.Bidir), TOS: p.TOS, Bitrate: p.Bandwidth}
+
+	t := newTest(p)
+	defer func() { t.closeAll() }()
+	if err := writeState(ctrl, CreateStreams); err != nil {
+		return rep, err
+	}
+	if err := s.acceptStreams(ctx, t, st, ln, rep, text); err != nil {
+		sendServerError(ctrl, ieServerTerminal, 0)
+		return rep, err
+	}
+	cpu := markCPU()
+	if err := writeState(ctrl, TestStart); err != nil {
+		return rep, err
+	}
+	if err := writeState(ctrl, TestRunning); err != nil {
+		return rep, err
+	}
+	if len(t.streams) > 0 {
+		text.header(t.streams[0].sender)
+	}
+
+	// Wait for TEST_END. The client decides the end; a client that vanishes or stalls is
+	// dropped once neither control nor data has moved for the idle timeout.
+	done := make(chan struct{})
+	ctrlCh := make(chan stateOrErr, 1)
+	ctrl.SetReadDeadline(time.Time{})
+	go func() {
+		st, err := readState(ctrl)
+		ctrlCh <- stateOrErr{st, err}
+	}()
+	var endErr error
+	go func() {
+		defer close(done)
+		var last uint64
+		lastMove := time.Now()
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case r := <-ctrlCh:
+				switch {
+				case r.err != nil:
+					endErr = fmt.Errorf("control connection lost: %w", r.err)
+				case r.state == TestEnd:
+				case r.state == ClientTerminate:
+					endErr = errors.New("the client terminated the test")
+				default:
+					endErr = fmt.Errorf("unexpected state %d from the client during the test", r.state)
+				}
+				return
+			case <-ctx.Done():
+				endErr = ctx.Err()
+				return
+			case now := <-tick.C:
+				var moved uint64
+				for _, s := range t.streams {
+					moved += s.bytes.Load()
+				}
+				if moved != last {
+					last, lastMove = moved, now
+				}
+				if now.Sub(lastMove) > idle {
+					endErr = fmt.Errorf("idle for %v: no data and no TEST_END; client dropped", idle)
+					return
+				}
+			}
+		}
+	}()
+	t.runStreams(ctx, time.Second, done, func(iv Interval) {
+		rep.Intervals = append(rep.Intervals, iv)
+		for _, si := range iv.Streams {
+			text.line(si.Socket, si, "")
+		}
+	})
+	t.end()
+	if endErr != nil {
+		if ctx.Err() != nil {
+			writeState(ctrl, ServerTerminate)
+		}
+		return rep, endErr
+	}
+	local := t.localResults(cpu, congestion(firstConn(t)))
+	if err := writeState(ctrl, ExchangeResults); err != nil {
+		return rep, err
+	}
+	ctrl.SetReadDeadline(time.Now().Add(idle))
+	cm, err := readJSON(ctrl, MaxResultsJSON)
+	if err != nil {
+		return rep, fmt.Errorf("client results: %w", err)
+	}
+	remote, err := parseResults(cm)
+	if err != nil {
+		return rep, fmt.Errorf("client results: %w", err)
+	}
+	rep.End = t.buildEnd(remote, local)
+	rep.End.SenderCongestion, rep.End.ReceiverCongestion = remote.CongestionUsed, local.CongestionUsed
+	if p.Reverse {
+		rep.End.SenderCongestion, rep.End.ReceiverCongestion = local.CongestionUsed, remote.CongestionUsed
+	}
+	if p.GetServerOutput {
+		if s.JSON != nil {
+			b, _ := json.Marshal(rep)
+			local.ServerOutputJSON = b
+		} else {
+			var buf bytes.Buffer
+			tw := textWriter{w: &buf, udp: p.UDP}
+			tw.summary(rep)
+			local.ServerOutputText = buf.String()
+		}
+	}
+	if err := writeJSON(ctrl, local.toJSON()); err != nil {
+		return rep, fmt.Errorf("send results: %w", err)
+	}
+	if err := writeState(ctrl, DisplayResults); err != nil {
+		return rep, err
+	}
+	text.summary(rep)
+	// IPERF_DONE, or the client just closes.
+	ctrl.SetReadDeadline(time.Now().Add(5 * time.Second))
+	readState(ctrl)
+	s.logf("test from %s done", ctrl.RemoteAddr())
+	return rep, nil
+}
+
+// acceptStreams takes the client's data streams: TCP connections with the test's cookie
+// (routed here by handleConn), or UDP streams on the server port. Receiving streams come
+// first, then sending ones.
+func (s *Server) acceptStreams(ctx context.Context, t *test, st *serverTest, ln *net.TCPListener, rep *Report, text textWriter) error {
+	p := t.p
+	n := p.Parallel
+	if p.Bidir {
+		n *= 2
+	}
+	deadline := time.Now().Add(s.idle())
+	var udpConns []net.Conn
+	if p.UDP {
+		var err error
+		udpConns, err = acceptUDP(ctx, ln.Addr().(*net.TCPAddr), n, deadline)
+		if err != nil {
+			return err
+		}
+	}
+	for i := 0; i < n; i++ {
+		var c net.Conn
+		if p.UDP {
+			c = udpConns[i]
+		} else {
+			select {
+			case c = <-st.streams:
+			case <-time.After(time.Until(deadline)):
+				return fmt.Errorf("only %d of %d streams arrived", i, n)
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		connOpts(c, p)
+		sender := p.Reverse
+		if p.Bidir {
+			sender = i >= p.Parallel
+		}
+		sm := &stream{id: streamID(i), sender: sender, udp: p.UDP, conn: c, t: t}
+		t.streams = append(t.streams, sm)
+		lh, lp := addrParts(c.LocalAddr())
+		rh, rp := addrParts(c.RemoteAddr())
+		rep.Start.Connected = append(rep.Start.Connected, Connected{Socket: sm.id, LocalHost: lh, LocalPort: lp, RemoteHost: rh, RemotePort: rp})
+		fmt.Fprintf(text.w, "[%3d] local %s port %d connected to %s port %d\n", sm.id, lh, lp, rh, rp)
+	}
+	return nil
+}
+
+// acceptUDP binds the server port for UDP and takes n streams: each first datagram
+// names a client socket, to which a fresh socket on the same port is connected and the
+// reply sent (iperf_udp_accept).
+func acceptUDP(ctx context.Context, tcpAddr *net.TCPAddr, n int, deadline time.Time) ([]net.Conn, error) {
+	laddr := &net.UDPAddr{IP: tcpAddr.IP, Port: tcpAddr.Port}
+	lc := net.ListenConfig{Control: reuseAddr}
+	var out []net.Conn
+	fail := func(err error) ([]net.Conn, error) {
+		for _, c := range out {
+			c.Close()
+		}
+		return nil, err
+	}
+	for i := 0; i < n; i++ {
+		pc, err := lc.ListenPacket(ctx, "udp", laddr.String())
+		if err != nil {
+			return fail(fmt.Errorf("UDP listen on %s: %w", laddr, err))
+		}
+		uc := pc.(*net.UDPConn)
+		uc.SetReadDeadline(deadline)
+		buf := make([]byte, 64)
+		nr, from, err := uc.ReadFromUDP(buf)
+		if err != nil {
+			uc.Close()
+			return fail(fmt.Errorf("UDP stream %d did not arrive: %w", i+1, err))
+		}
+		_ = nr // the content is not checked, as iperf3 does not
+		raw, err := uc.SyscallConn()
+		if err != nil {
+			uc.Close()
+			return fail(err)
+		}
+		var cerr error
+		raw.Control(func(fd uintptr) {
+			sa := &unix.SockaddrInet4{Port: from.Port}
+			if ip4 := from.IP.To4(); ip4 != nil {
+				copy(sa.Addr[:], ip4)
+				cerr = unix.Connect(int(fd), sa)
+				return
+			}
+			sa6 := &unix.SockaddrInet6{Port: from.Port}
+			copy(sa6.Addr[:], from.IP.To16())
+			cerr = unix.Connect(int(fd), sa6)
+		})
+		if cerr != nil {
+			uc.Close()
+			return fail(fmt.Errorf("UDP connect to %s: %w", from, cerr))
+		}
+		uc.SetReadDeadline(time.Time{})
+		c := &connectedUDP{UDPConn: uc, remote: from}
+		if _, err := c.Write(udpConnectReply); err != nil {
+			uc.Close()
+			return fail(err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// connectedUDP is a UDP socket connected with connect(2) behind Go's back: Read and
+// Write (plain read(2)/write(2) in Go) go to the one peer; RemoteAddr says which.
+type connectedUDP struct {
+	*net.UDPConn
+	remote *net.UDPAddr
+}
+
+func (c *connectedUDP) RemoteAddr() net.Addr { return c.remote }

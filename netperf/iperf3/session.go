@@ -1,0 +1,321 @@
+package iperf3
+
+import (
+	"context"
+	"net"
+	"time"
+)
+
+// interval is the reporting state across ticks.
+type intervalState struct {
+	last    time.Time
+	bytes   map[int]uint64
+	retr    map[int]int64
+	packets map[int]int64
+	errors  map[int]int64
+}
+
+// runStreams runs the streams from TEST_RUNNING until done fires, calling onInterval every
+// interval (0: no intervals) and ending the omit period after p.Omit seconds.
+func (t *test) runStreams(ctx context.Context, interval time.Duration, done <-chan struct{}, onInterval func(Interval)) {
+	t.start = time.Now()
+	t.running.Store(true)
+	for _, s := range t.streams {
+		s.run(ctx)
+	}
+	st := &intervalState{last: t.start, bytes: map[int]uint64{}, retr: map[int]int64{}, packets: map[int]int64{}, errors: map[int]int64{}}
+	var tick <-chan time.Time
+	if interval > 0 {
+		tk := time.NewTicker(interval)
+		defer tk.Stop()
+		tick = tk.C
+	}
+	omitEnd := make(<-chan time.Time)
+	if t.p.Omit > 0 {
+		omitEnd = time.After(time.Duration(t.p.Omit) * time.Second)
+	}
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-omitEnd:
+			for _, s := range t.streams {
+				s.endOmit()
+			}
+			st.last = time.Now()
+			for _, s := range t.streams {
+				st.bytes[s.id] = s.bytes.Load()
+				st.retr[s.id] = tcpRetrans(s.conn)
+				s.mu.Lock()
+				st.packets[s.id], st.errors[s.id] = s.packets, s.errors
+				s.mu.Unlock()
+			}
+			omitEnd = nil
+		case now := <-tick:
+			if onInterval != nil {
+				onInterval(t.interval(st, now, omitEnd != nil && t.p.Omit > 0))
+			}
+		}
+	}
+}
+
+// interval computes one reporting interval for every stream.
+func (t *test) interval(st *intervalState, now time.Time, omitting bool) Interval {
+	var iv Interval
+	start := st.last.Sub(t.start).Seconds()
+	end := now.Sub(t.start).Seconds()
+	secs := now.Sub(st.last).Seconds()
+	var sum, rev StreamInterval
+	sum = StreamInterval{Socket: -1, Start: start, End: end, Seconds: secs, Omitted: omitting}
+	rev = sum
+	haveRev := false
+	for _, s := range t.streams {
+		b := s.bytes.Load()
+		si := StreamInterval{Socket: s.id, Start: start, End: end, Seconds: secs, Bytes: b - st.bytes[s.id], Omitted: omitting, Sender: s.sender}
+		si.BitsPerSecond = rate(si.Bytes, secs)
+		st.bytes[s.id] = b
+		if s.udp {
+			s.mu.Lock()
+			pk, er, j := s.packets, s.errors, s.jitter
+			s.mu.Unlock()
+			si.Packets = p64(pk - st.packets[s.id])
+			if !s.sender {
+				si.LostPackets = p64(er - st.errors[s.id])
+				si.JitterMS = pf64(j * 1000)
+			}
+			st.packets[s.id], st.errors[s.id] = pk, er
+		} else if s.sender {
+			if r, cwnd, rtt, ok := tcpInfo(s.conn); ok {
+				si.Retransmits = p64(r - st.retr[s.id])
+				si.SndCwnd, si.RTT = pu64(cwnd), pu32(rtt)
+				st.retr[s.id] = r
+			}
+		}
+		iv.Streams = append(iv.Streams, si)
+		target := &sum
+		if t.p.Bidir && s.sender != t.streams[0].sender {
+			target, haveRev = &rev, true
+		}
+		target.Bytes += si.Bytes
+		target.Sender = s.sender
+		if si.Retransmits != nil {
+			target.Retransmits = p64(derefI(target.Retransmits) + *si.Retransmits)
+		}
+	}
+	sum.BitsPerSecond = rate(sum.Bytes, secs)
+	iv.Sum = sum
+	if haveRev {
+		rev.BitsPerSecond = rate(rev.Bytes, secs)
+		iv.SumBidirReverse = &rev
+	}
+	st.last = now
+	return iv
+}
+
+func derefI(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// end stops sending and counting (TEST_END). Connections stay open, and receivers keep
+// draining without counting, until closeAll: closing a socket with unread data would
+// reset the peer's stream while it may still be finishing its side of the test.
+func (t *test) end() {
+	select {
+	case <-t.stopSend:
+		return
+	default:
+		close(t.stopSend)
+	}
+	t.running.Store(false)
+	now := time.Now()
+	for _, s := range t.streams {
+		if s.sender && !s.udp {
+			s.retrans = tcpRetrans(s.conn)
+		}
+		s.mu.Lock()
+		if s.end.IsZero() {
+			s.end = now
+		}
+		s.mu.Unlock()
+	}
+}
+
+// closeAll closes every data connection and waits for the stream goroutines.
+func (t *test) closeAll() {
+	t.end()
+	for _, s := range t.streams {
+		s.conn.Close()
+	}
+	t.wg.Wait()
+}
+
+// localResults is this side's results message.
+func (t *test) localResults(cpu cpuMark, congestionUsed string) *Results {
+	tot, usr, sys := cpu.since()
+	r := &Results{CPUTotal: tot, CPUUser: usr, CPUSystem: sys, CongestionUsed: congestionUsed}
+	sender := false
+	for _, s := range t.streams {
+		sender = sender || s.sender
+	}
+	// 1 when this side sends TCP and can read retransmits; -1 when it only receives.
+	switch {
+	case !sender:
+		r.SenderHasRetransmits = -1
+	case t.p.UDP:
+		r.SenderHasRetransmits = 0
+	default:
+		r.SenderHasRetransmits = 1
+	}
+	for _, s := range t.streams {
+		r.Streams = append(r.Streams, s.result(t.start))
+	}
+	return r
+}
+
+// buildEnd merges this side's streams with the peer's results into the summary.
+func (t *test) buildEnd(remote *Results, cpuLocal *Results) End {
+	byID := map[int]StreamResult{}
+	if remote != nil {
+		for _, s := range remote.Streams {
+			byID[s.ID] = s
+		}
+	}
+	e := End{CPU: CPU{HostTotal: cpuLocal.CPUTotal, HostUser: cpuLocal.CPUUser, HostSystem: cpuLocal.CPUSystem}}
+	if remote != nil {
+		e.CPU.RemoteTotal, e.CPU.RemoteUser, e.CPU.RemoteSystem = remote.CPUTotal, remote.CPUUser, remote.CPUSystem
+	}
+	omit := float64(t.p.Omit)
+	sums := map[bool]*[2]StreamInterval{} // key: stream sender on this side; [0] sent, [1] received
+	first := t.streams[0].sender
+	for _, s := range t.streams {
+		loc := s.result(t.start)
+		rem, haveRem := byID[s.id]
+		locSecs := loc.EndTime - omit
+		if locSecs < 0 {
+			locSecs = loc.EndTime
+		}
+		remSecs := rem.EndTime - rem.StartTime - omit
+		if remSecs <= 0 {
+			remSecs = rem.EndTime - rem.StartTime
+		}
+		side := func(bytes uint64, secs float64, sender bool) *StreamInterval {
+			return &StreamInterval{Socket: s.id, Start: 0, End: secs, Seconds: secs, Bytes: bytes, BitsPerSecond: rate(bytes, secs), Sender: sender}
+		}
+		var snd, rcv *StreamInterval
+		if s.sender {
+			snd = side(loc.Bytes, locSecs, true)
+			if s.udp {
+				snd.Packets = p64(loc.Packets - loc.OmittedPackets)
+				snd.LostPackets, snd.JitterMS = p64(0), pf64(0)
+			} else {
+				snd.Retransmits = p64(loc.Retransmits)
+			}
+			if haveRem {
+				rcv = side(rem.Bytes, remSecs, false)
+			}
+			if haveRem && s.udp {
+				rcv.Packets = p64(rem.Packets - rem.OmittedPackets)
+				rcv.LostPackets = p64(rem.Errors - rem.OmittedErrors)
+				rcv.JitterMS = pf64(rem.Jitter * 1000)
+			}
+		} else {
+			rcv = side(loc.Bytes, locSecs, false)
+			if s.udp {
+				rcv.Packets = p64(loc.Packets - loc.OmittedPackets)
+				rcv.LostPackets = p64(loc.Errors - loc.OmittedErrors)
+				rcv.JitterMS = pf64(loc.Jitter * 1000)
+			}
+			if haveRem {
+				snd = side(rem.Bytes, remSecs, true)
+				if s.udp {
+					snd.Packets = p64(rem.Packets - rem.OmittedPackets)
+				} else if rem.Retransmits >= 0 {
+					snd.Retransmits = p64(rem.Retransmits)
+				}
+			}
+		}
+		es := EndStream{Sender: snd, Receiver: rcv}
+		if s.udp && rcv != nil {
+			u := *rcv
+			if snd != nil {
+				u.Bytes, u.BitsPerSecond, u.Seconds, u.End = snd.Bytes, snd.BitsPerSecond, snd.Seconds, snd.End
+			}
+			if u.Packets != nil && *u.Packets > 0 {
+				u.LostPercent = pf64(float64(*u.LostPackets) / float64(*u.Packets) * 100)
+			}
+			u.OutOfOrder = p64(s.outOfOrder)
+			u.Sender = s.sender
+			es.UDP = &u
+		}
+		e.Streams = append(e.Streams, es)
+		key := s.sender == first
+		if sums[key] == nil {
+			sums[key] = &[2]StreamInterval{{Socket: -1, Sender: true}, {Socket: -1}}
+		}
+		agg := sums[key]
+		for i, side := range []*StreamInterval{snd, rcv} {
+			if side == nil {
+				continue
+			}
+			a := &agg[i]
+			a.Bytes += side.Bytes
+			if side.Seconds > a.Seconds {
+				a.Seconds, a.End = side.Seconds, side.End
+			}
+			if side.Retransmits != nil {
+				a.Retransmits = p64(derefI(a.Retransmits) + *side.Retransmits)
+			}
+			if side.Packets != nil {
+				a.Packets = p64(derefI(a.Packets) + *side.Packets)
+			}
+			if side.LostPackets != nil {
+				a.LostPackets = p64(derefI(a.LostPackets) + *side.LostPackets)
+			}
+			if side.JitterMS != nil && *side.JitterMS > derefF(a.JitterMS) {
+				a.JitterMS = pf64(*side.JitterMS)
+			}
+		}
+	}
+	fin := func(a *StreamInterval) StreamInterval {
+		a.BitsPerSecond = rate(a.Bytes, a.Seconds)
+		if a.Packets != nil && a.LostPackets != nil && *a.Packets > 0 {
+			a.LostPercent = pf64(float64(*a.LostPackets) / float64(*a.Packets) * 100)
+		}
+		return *a
+	}
+	if a := sums[true]; a != nil {
+		e.SumSent, e.SumReceived = fin(&a[0]), fin(&a[1])
+	}
+	if a := sums[false]; a != nil {
+		s, r := fin(&a[0]), fin(&a[1])
+		e.SumSentBidirReverse, e.SumReceivedBidirReverse = &s, &r
+	}
+	if t.p.UDP {
+		sum := e.SumReceived
+		sum.Bytes, sum.BitsPerSecond = e.SumSent.Bytes, e.SumSent.BitsPerSecond
+		e.Sum = &sum
+	}
+	return e
+}
+
+func derefF(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func addrParts(a net.Addr) (string, int) {
+	switch x := a.(type) {
+	case *net.TCPAddr:
+		return x.IP.String(), x.Port
+	case *net.UDPAddr:
+		return x.IP.String(), x.Port
+	}
+	return a.String(), 0
+}

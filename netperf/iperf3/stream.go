@@ -1,0 +1,461 @@
+package iperf3
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// stream is one data connection of a test, run by its own goroutine.
+type stream struct {
+	id     int
+	sender bool
+	udp    bool
+	conn   net.Conn
+	t      *test
+
+	bytes     atomic.Uint64 // sent or received while the test runs
+	blocks    atomic.Uint64
+	omitBytes uint64 // bytes at the end of the omit period
+
+	// UDP receiver statistics (iperf_udp_recv); mu guards them and the sender's count.
+	mu          sync.Mutex
+	packets     int64 // highest sequence number seen, or packets sent
+	errors      int64 // lost (gaps), less out-of-order arrivals
+	outOfOrder  int64
+	jitter      float64
+	prevTransit float64
+	haveTransit bool
+	omitPackets int64
+	omitErrors  int64
+
+	start, end time.Time
+	retrans    int64 // TCP sender: retransmits at the end (tcp_info)
+	omitRetr   int64
+}
+
+// test is the state both roles share while streams run.
+type test struct {
+	p       *Params
+	streams []*stream
+	// running is true from TEST_RUNNING to TEST_END: only then are bytes counted.
+	running   atomic.Bool
+	totalSent atomic.Uint64
+	blockSent atomic.Uint64
+	// limitHit is closed once a sender-side -n/-k limit is reached.
+	limitHit  chan struct{}
+	limitOnce sync.Once
+	// stopSend tells senders to stop (TEST_END).
+	stopSend chan struct{}
+	start    time.Time
+	wg       sync.WaitGroup
+}
+
+func newTest(p *Params) *test {
+	return &test{p: p, limitHit: make(chan struct{}), stopSend: make(chan struct{})}
+}
+
+func (t *test) hitLimit() { t.limitOnce.Do(func() { close(t.limitHit) }) }
+
+// payload makes the data block: random bytes, or iperf3's repeating pattern.
+func payload(n int, repeating bool) []byte {
+	b := make([]byte, n)
+	if repeating {
+		pat := []byte("0123456789")
+		for i := range b {
+			b[i] = pat[i%len(pat)]
+		}
+		return b
+	}
+	crand.Read(b)
+	return b
+}
+
+// run starts the stream's goroutine.
+func (s *stream) run(ctx context.Context) {
+	s.t.wg.Add(1)
+	go func() {
+		defer s.t.wg.Done()
+		s.start = time.Now()
+		switch {
+		case s.sender && s.udp:
+			s.sendUDP(ctx)
+		case s.sender:
+			s.sendTCP(ctx)
+		case s.udp:
+			s.recvUDP()
+		default:
+			s.recvTCP()
+		}
+		s.mu.Lock()
+		if s.end.IsZero() {
+			s.end = time.Now()
+		}
+		s.mu.Unlock()
+	}()
+}
+
+// pace sleeps until sending n more bytes keeps the stream at rate bit/s since start.
+func pace(ctx context.Context, start time.Time, sent uint64, rate uint64, stop <-chan struct{}) bool {
+	if rate == 0 {
+		return true
+	}
+	due := start.Add(time.Duration(float64(sent) * 8 / float64(rate) * float64(time.Second)))
+	if d := time.Until(due); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return false
+		case <-stop:
+			return false
+		}
+	}
+	return true
+}
+
+func (s *stream) stopped() bool {
+	select {
+	case <-s.t.stopSend:
+		return true
+	default:
+		return false
+	}
+}
+
+// underLimit reserves one block of n bytes against the -n/-k limits shared by all
+// sending streams; false once the limit is reached.
+func (s *stream) underLimit(n int) bool {
+	p := s.t.p
+	if p.Bytes > 0 && s.t.totalSent.Load() >= p.Bytes || p.Blocks > 0 && s.t.blockSent.Load() >= p.Blocks {
+		s.t.hitLimit()
+		return false
+	}
+	return true
+}
+
+func (s *stream) account(n int) {
+	if !s.t.running.Load() {
+		return
+	}
+	s.bytes.Add(uint64(n))
+	s.blocks.Add(1)
+	total := s.t.totalSent.Add(uint64(n))
+	blocks := s.t.blockSent.Add(1)
+	p := s.t.p
+	if p.Bytes > 0 && total >= p.Bytes || p.Blocks > 0 && blocks >= p.Blocks {
+		s.t.hitLimit()
+	}
+}
+
+func (s *stream) sendTCP(ctx context.Context) {
+	buf := payload(s.t.p.Len, s.t.p.RepeatingPayload)
+	var sent uint64
+	for !s.stopped() && ctx.Err() == nil {
+		if !s.underLimit(len(buf)) {
+			return
+		}
+		if !pace(ctx, s.start, sent, s.t.p.Bandwidth, s.t.stopSend) {
+			return
+		}
+		n, err := s.conn.Write(buf)
+		if n > 0 {
+			sent += uint64(n)
+			s.account(n)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (s *stream) recvTCP() {
+	buf := make([]byte, max(s.t.p.Len, 128<<10))
+	for {
+		n, err := s.conn.Read(buf)
+		if n > 0 && s.t.running.Load() {
+			s.bytes.Add(uint64(n))
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// udpHeader is the datagram header: sec, usec, then the packet count, 32 or 64 bits,
+// big-endian.
+func (s *stream) headerLen() int {
+	if s.t.p.UDPCounters64Bit {
+		return 16
+	}
+	return 12
+}
+
+func (s *stream) sendUDP(ctx context.Context) {
+	p := s.t.p
+	size := max(p.Len, s.headerLen())
+	buf := payload(size, p.RepeatingPayload)
+	var seq uint64
+	var sent uint64
+	tick := time.Duration(p.PacingTimer) * time.Microsecond
+	for !s.stopped() && ctx.Err() == nil {
+		if !s.underLimit(size) {
+			return
+		}
+		// Send what the rate allows by now, then sleep one pacing interval.
+		due := s.start.Add(time.Duration(float64(sent+uint64(size)) * 8 / float64(p.Bandwidth) * float64(time.Second)))
+		if d := time.Until(due); d > 0 {
+			select {
+			case <-time.After(min(d, tick)):
+			case <-ctx.Done():
+				return
+			case <-s.t.stopSend:
+				return
+			}
+			continue
+		}
+		seq++
+		now := time.Now()
+		binary.BigEndian.PutUint32(buf[0:], uint32(now.Unix()))
+		binary.BigEndian.PutUint32(buf[4:], uint32(now.Nanosecond()/1000))
+		if p.UDPCounters64Bit {
+			binary.BigEndian.PutUint64(buf[8:], seq)
+		} else {
+			binary.BigEndian.PutUint32(buf[8:], uint32(seq))
+		}
+		n, err := s.conn.Write(buf)
+		if err != nil {
+			// ECONNREFUSED from an ICMP error, ENOBUFS from a full qdisc: the datagram is
+			// lost, as on a wire; keep the sequence going.
+			if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOBUFS) {
+				sent += uint64(size)
+				continue
+			}
+			return
+		}
+		sent += uint64(n)
+		s.account(n)
+		s.mu.Lock()
+		if s.t.running.Load() {
+			s.packets = int64(seq)
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (s *stream) recvUDP() {
+	buf := make([]byte, 65536)
+	hl := s.headerLen()
+	for {
+		n, err := s.conn.Read(buf)
+		if err != nil {
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				continue
+			}
+			return
+		}
+		if n < hl || !s.t.running.Load() {
+			continue
+		}
+		arrival := time.Now()
+		sec := binary.BigEndian.Uint32(buf[0:])
+		usec := binary.BigEndian.Uint32(buf[4:])
+		var pcount int64
+		if s.t.p.UDPCounters64Bit {
+			pcount = int64(binary.BigEndian.Uint64(buf[8:]))
+		} else {
+			pcount = int64(binary.BigEndian.Uint32(buf[8:]))
+		}
+		s.bytes.Add(uint64(n))
+		s.mu.Lock()
+		if pcount >= s.packets+1 {
+			if pcount > s.packets+1 {
+				s.errors += pcount - 1 - s.packets
+			}
+			s.packets = pcount
+		} else {
+			s.outOfOrder++
+			if s.errors > 0 {
+				s.errors--
+			}
+		}
+		// RFC 1889 jitter over transit time (sender's clock against ours; only the
+		// differences matter).
+		sent := float64(sec) + float64(usec)/1e6
+		transit := float64(arrival.UnixNano())/1e9 - sent
+		if s.haveTransit {
+			d := transit - s.prevTransit
+			if d < 0 {
+				d = -d
+			}
+			s.jitter += (d - s.jitter) / 16
+		}
+		s.prevTransit, s.haveTransit = transit, true
+		s.mu.Unlock()
+	}
+}
+
+// endOmit takes the counters at the end of the omit period as the new zero.
+func (s *stream) endOmit() {
+	s.omitBytes = s.bytes.Load()
+	s.mu.Lock()
+	s.omitPackets, s.omitErrors = s.packets, s.errors
+	s.mu.Unlock()
+	s.omitRetr = tcpRetrans(s.conn)
+}
+
+// result is what this side reports for the stream in the results exchange.
+func (s *stream) result(start time.Time) StreamResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := StreamResult{ID: s.id, Retransmits: -1, Jitter: s.jitter, Errors: s.errors, Packets: s.packets,
+		OmittedErrors: s.omitErrors, OmittedPackets: s.omitPackets}
+	r.Bytes = s.bytes.Load()
+	if s.sender {
+		r.Bytes -= s.omitBytes
+		if !s.udp {
+			r.Retransmits = s.retrans - s.omitRetr
+		}
+	}
+	end := s.end
+	if end.IsZero() {
+		end = time.Now()
+	}
+	if end.Before(start) {
+		end = start
+	}
+	r.StartTime, r.EndTime = 0, end.Sub(start).Seconds()
+	return r
+}
+
+// tcpInfo reads retransmits, congestion window (bytes) and RTT (µs) of a TCP stream.
+func tcpInfo(c net.Conn) (retrans int64, cwnd uint64, rtt uint32, ok bool) {
+	tc, isTCP := c.(*net.TCPConn)
+	if !isTCP {
+		return 0, 0, 0, false
+	}
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	var info *unix.TCPInfo
+	raw.Control(func(fd uintptr) {
+		info, err = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
+	})
+	if err != nil || info == nil {
+		return 0, 0, 0, false
+	}
+	return int64(info.Total_retrans), uint64(info.Snd_cwnd) * uint64(info.Snd_mss), info.Rtt, true
+}
+
+func tcpRetrans(c net.Conn) int64 {
+	r, _, _, _ := tcpInfo(c)
+	return r
+}
+
+// congestion reads the congestion control algorithm of a TCP connection.
+func congestion(c net.Conn) string {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return ""
+	}
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		return ""
+	}
+	var s string
+	raw.Control(func(fd uintptr) {
+		s, _ = unix.GetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION)
+	})
+	return s
+}
+
+// sockOpts sets window, MSS, TOS and congestion control on a data socket; from a
+// Dialer's Control hook they apply before connect, which window scaling and MSS need.
+func sockOpts(raw syscall.RawConn, p *Params, tcp bool) error {
+	var serr error
+	err := raw.Control(func(fd uintptr) {
+		f := int(fd)
+		if p.Window > 0 {
+			if e := unix.SetsockoptInt(f, unix.SOL_SOCKET, unix.SO_SNDBUF, p.Window); e != nil {
+				serr = e
+			}
+			if e := unix.SetsockoptInt(f, unix.SOL_SOCKET, unix.SO_RCVBUF, p.Window); e != nil {
+				serr = e
+			}
+		}
+		if p.TOS > 0 {
+			unix.SetsockoptInt(f, unix.IPPROTO_IP, unix.IP_TOS, p.TOS)
+		}
+		if tcp {
+			if p.MSS > 0 {
+				unix.SetsockoptInt(f, unix.IPPROTO_TCP, unix.TCP_MAXSEG, p.MSS)
+			}
+			if p.Congestion != "" {
+				if e := unix.SetsockoptString(f, unix.IPPROTO_TCP, unix.TCP_CONGESTION, p.Congestion); e != nil {
+					serr = e
+				}
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return serr
+}
+
+// connOpts applies the options to an established data connection (the server side).
+func connOpts(c net.Conn, p *Params) error {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	tc, tcp := c.(*net.TCPConn)
+	if tcp {
+		// Go turns Nagle off on every TCP socket; iperf3 leaves it on unless -N.
+		tc.SetNoDelay(p.NoDelay)
+	}
+	return sockOpts(raw, p, tcp)
+}
+
+// cpuUsage is this process's CPU time so far.
+func cpuUsage() (user, sys time.Duration) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, 0
+	}
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
+}
+
+// cpuPercent is the CPU use between two readings over wall time, as iperf3 reports it.
+type cpuMark struct {
+	wall      time.Time
+	user, sys time.Duration
+}
+
+func markCPU() cpuMark {
+	u, s := cpuUsage()
+	return cpuMark{time.Now(), u, s}
+}
+
+func (m cpuMark) since() (total, user, system float64) {
+	now := markCPU()
+	wall := now.wall.Sub(m.wall).Seconds()
+	if wall <= 0 {
+		return 0, 0, 0
+	}
+	user = (now.user - m.user).Seconds() / wall * 100
+	system = (now.sys - m.sys).Seconds() / wall * 100
+	return user + system, user, system
+}
