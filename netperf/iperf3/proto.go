@@ -353,8 +353,10 @@ type StreamResult struct {
 	OmittedErrors  int64
 	Packets        int64
 	OmittedPackets int64
-	StartTime      float64
-	EndTime        float64
+	// HasOmitted: the peer sent omitted_* (iperf3 3.14 and later).
+	HasOmitted bool
+	StartTime  float64
+	EndTime    float64
 }
 
 // Results is one side's results message.
@@ -442,6 +444,7 @@ func parseResults(m map[string]any) (*Results, error) {
 		}
 		s.OmittedErrors = numInt(sm, "omitted_errors")
 		s.OmittedPackets = numInt(sm, "omitted_packets")
+		_, s.HasOmitted = sm["omitted_packets"]
 		s.StartTime, _ = num(sm, "start_time")
 		s.EndTime, _ = num(sm, "end_time")
 		r.Streams = append(r.Streams, s)

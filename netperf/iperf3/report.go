@@ -212,7 +212,7 @@ func (t textWriter) summary(r *Report) {
 	fmt.Fprintln(t.w, "- - - - - - - - - - - - - - - - - - - - - - - - -")
 	t.header(false)
 	for _, s := range r.End.Streams {
-		if s.UDP != nil {
+		if s.Sender == nil && s.Receiver == nil && s.UDP != nil {
 			t.line(s.UDP.Socket, *s.UDP, "")
 			continue
 		}

@@ -87,13 +87,13 @@ func reuseAddr(network, address string, c syscall.RawConn) error {
 // control channel; while it runs, connections with its cookie are its streams and any
 // other client gets ACCESS_DENIED.
 func (s *Server) Serve(ctx context.Context, ln *net.TCPListener) error {
-	testDone := make(chan struct{}, 1)
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	var once sync.Once
 	for {
 		c, err := ln.Accept()
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || s.OneOff {
 				return nil
 			}
 			var ne net.Error
@@ -105,24 +105,11 @@ func (s *Server) Serve(ctx context.Context, ln *net.TCPListener) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if s.handleConn(ctx, c, ln) {
-				testDone <- struct{}{}
+			if s.handleConn(ctx, c, ln) && s.OneOff {
+				// One test served: stop accepting (-1).
+				once.Do(func() { ln.Close() })
 			}
 		}()
-		if s.OneOff {
-			select {
-			case <-testDone:
-				return nil
-			default:
-			}
-		}
-		select {
-		case <-testDone:
-			if s.OneOff {
-				return nil
-			}
-		default:
-		}
 	}
 }
 

@@ -19,6 +19,7 @@ type intervalState struct {
 // interval (0: no intervals) and ending the omit period after p.Omit seconds.
 func (t *test) runStreams(ctx context.Context, interval time.Duration, done <-chan struct{}, onInterval func(Interval)) {
 	t.start = time.Now()
+	t.omitEnd = t.start
 	t.running.Store(true)
 	for _, s := range t.streams {
 		s.run(ctx)
@@ -44,6 +45,7 @@ func (t *test) runStreams(ctx context.Context, interval time.Duration, done <-ch
 			for _, s := range t.streams {
 				s.endOmit()
 			}
+			t.omitEnd = time.Now()
 			st.last = time.Now()
 			for _, s := range t.streams {
 				st.bytes[s.id] = s.bytes.Load()
@@ -172,7 +174,7 @@ func (t *test) localResults(cpu cpuMark, congestionUsed string) *Results {
 		r.SenderHasRetransmits = 1
 	}
 	for _, s := range t.streams {
-		r.Streams = append(r.Streams, s.result(t.start))
+		r.Streams = append(r.Streams, s.result(t.omitEnd))
 	}
 	return r
 }
@@ -189,20 +191,21 @@ func (t *test) buildEnd(remote *Results, cpuLocal *Results) End {
 	if remote != nil {
 		e.CPU.RemoteTotal, e.CPU.RemoteUser, e.CPU.RemoteSystem = remote.CPUTotal, remote.CPUUser, remote.CPUSystem
 	}
-	omit := float64(t.p.Omit)
 	sums := map[bool]*[2]StreamInterval{} // key: stream sender on this side; [0] sent, [1] received
 	first := t.streams[0].sender
 	for _, s := range t.streams {
-		loc := s.result(t.start)
+		loc := s.result(t.omitEnd)
 		rem, haveRem := byID[s.id]
-		locSecs := loc.EndTime - omit
-		if locSecs < 0 {
-			locSecs = loc.EndTime
+		if haveRem && !rem.HasOmitted {
+			// A peer before 3.14 does not say what it omitted: take our count, as
+			// iperf3's get_results does.
+			rem.OmittedPackets = loc.OmittedPackets
+			if rem.Errors > 0 && loc.OmittedPackets > 0 {
+				rem.OmittedErrors = 0
+			}
 		}
-		remSecs := rem.EndTime - rem.StartTime - omit
-		if remSecs <= 0 {
-			remSecs = rem.EndTime - rem.StartTime
-		}
+		locSecs := loc.EndTime
+		remSecs := rem.EndTime - rem.StartTime
 		side := func(bytes uint64, secs float64, sender bool) *StreamInterval {
 			return &StreamInterval{Socket: s.id, Start: 0, End: secs, Seconds: secs, Bytes: bytes, BitsPerSecond: rate(bytes, secs), Sender: sender}
 		}
@@ -234,6 +237,7 @@ func (t *test) buildEnd(remote *Results, cpuLocal *Results) End {
 				snd = side(rem.Bytes, remSecs, true)
 				if s.udp {
 					snd.Packets = p64(rem.Packets - rem.OmittedPackets)
+					snd.LostPackets, snd.JitterMS = p64(0), pf64(0)
 				} else if rem.Retransmits >= 0 {
 					snd.Retransmits = p64(rem.Retransmits)
 				}

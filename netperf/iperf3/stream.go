@@ -56,7 +56,9 @@ type test struct {
 	// stopSend tells senders to stop (TEST_END).
 	stopSend chan struct{}
 	start    time.Time
-	wg       sync.WaitGroup
+	// omitEnd is when the omit period ended (start when there was none).
+	omitEnd time.Time
+	wg      sync.WaitGroup
 }
 
 func newTest(p *Params) *test {
@@ -317,12 +319,11 @@ func (s *stream) result(start time.Time) StreamResult {
 	defer s.mu.Unlock()
 	r := StreamResult{ID: s.id, Retransmits: -1, Jitter: s.jitter, Errors: s.errors, Packets: s.packets,
 		OmittedErrors: s.omitErrors, OmittedPackets: s.omitPackets}
-	r.Bytes = s.bytes.Load()
-	if s.sender {
-		r.Bytes -= s.omitBytes
-		if !s.udp {
-			r.Retransmits = s.retrans - s.omitRetr
-		}
+	// Like iperf_reset_stats at the end of the omit period: bytes and times count from
+	// there, for senders and receivers alike.
+	r.Bytes = s.bytes.Load() - s.omitBytes
+	if s.sender && !s.udp {
+		r.Retransmits = s.retrans - s.omitRetr
 	}
 	end := s.end
 	if end.IsZero() {
