@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +27,16 @@ func TestMain(m *testing.M) {
 	if os.Getenv("LINERATE_TUNE_HELPER") != "" {
 		tuneHelper()
 		return
+	}
+	// LINERATE_RUN_ARGS runs the CLI itself (a JSON list of arguments), so a test can
+	// start linerate inside a namespace with ip netns exec, every thread in it.
+	if a := os.Getenv("LINERATE_RUN_ARGS"); a != "" {
+		var args []string
+		json.Unmarshal([]byte(a), &args)
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err := run(ctx, args, os.Stdin, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(exitCode(err))
 	}
 	os.Exit(m.Run())
 }

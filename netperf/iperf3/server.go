@@ -221,10 +221,22 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 
 	t := newTest(p)
 	defer func() { t.closeAll() }()
+	// For UDP the server port must listen before the client hears CREATE_STREAMS: its
+	// first datagram follows at once.
+	var udpLn *net.UDPConn
+	if p.UDP {
+		if udpLn, err = listenUDP(ctx, ln.Addr().(*net.TCPAddr)); err != nil {
+			sendServerError(ctrl, ieServerTerminal, 0)
+			return rep, err
+		}
+	}
 	if err := writeState(ctrl, CreateStreams); err != nil {
+		if udpLn != nil {
+			udpLn.Close()
+		}
 		return rep, err
 	}
-	if err := s.acceptStreams(ctx, t, st, ln, rep, text); err != nil {
+	if err := s.acceptStreams(ctx, t, st, ln, udpLn, rep, text); err != nil {
 		sendServerError(ctrl, ieServerTerminal, 0)
 		return rep, err
 	}
@@ -293,6 +305,10 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 		}
 	})
 	t.end()
+	// Close the data streams now, as iperf3's server does on TEST_END: a receiving
+	// iperf3 client drains them with blocking reads of whole blocks until EOF, and would
+	// never read EXCHANGE_RESULTS from a stream left open.
+	t.closeAll()
 	if endErr != nil {
 		if ctx.Err() != nil {
 			writeState(ctrl, ServerTerminate)
@@ -345,7 +361,7 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 // acceptStreams takes the client's data streams: TCP connections with the test's cookie
 // (routed here by handleConn), or UDP streams on the server port. Receiving streams come
 // first, then sending ones.
-func (s *Server) acceptStreams(ctx context.Context, t *test, st *serverTest, ln *net.TCPListener, rep *Report, text textWriter) error {
+func (s *Server) acceptStreams(ctx context.Context, t *test, st *serverTest, ln *net.TCPListener, udpLn *net.UDPConn, rep *Report, text textWriter) error {
 	p := t.p
 	n := p.Parallel
 	if p.Bidir {
@@ -355,7 +371,7 @@ func (s *Server) acceptStreams(ctx context.Context, t *test, st *serverTest, ln 
 	var udpConns []net.Conn
 	if p.UDP {
 		var err error
-		udpConns, err = acceptUDP(ctx, ln.Addr().(*net.TCPAddr), n, deadline)
+		udpConns, err = acceptUDP(ctx, udpLn, ln.Addr().(*net.TCPAddr), n, deadline)
 		if err != nil {
 			return err
 		}
@@ -388,42 +404,46 @@ func (s *Server) acceptStreams(ctx context.Context, t *test, st *serverTest, ln 
 	return nil
 }
 
-// acceptUDP binds the server port for UDP and takes n streams: each first datagram
-// names a client socket, to which a fresh socket on the same port is connected and the
-// reply sent (iperf_udp_accept).
-func acceptUDP(ctx context.Context, tcpAddr *net.TCPAddr, n int, deadline time.Time) ([]net.Conn, error) {
+func listenUDP(ctx context.Context, tcpAddr *net.TCPAddr) (*net.UDPConn, error) {
 	laddr := &net.UDPAddr{IP: tcpAddr.IP, Port: tcpAddr.Port}
 	lc := net.ListenConfig{Control: reuseAddr}
+	pc, err := lc.ListenPacket(ctx, "udp", laddr.String())
+	if err != nil {
+		return nil, fmt.Errorf("UDP listen on %s: %w", laddr, err)
+	}
+	return pc.(*net.UDPConn), nil
+}
+
+// acceptUDP takes n UDP streams on the server port (iperf_udp_accept): each first
+// datagram names a client socket; the listening socket is connected to it and becomes
+// the stream, a fresh listener is bound on the same port, and only then is the reply
+// sent, so the client's next stream always finds a listener.
+func acceptUDP(ctx context.Context, uc *net.UDPConn, tcpAddr *net.TCPAddr, n int, deadline time.Time) ([]net.Conn, error) {
 	var out []net.Conn
 	fail := func(err error) ([]net.Conn, error) {
 		for _, c := range out {
 			c.Close()
 		}
+		if uc != nil {
+			uc.Close()
+		}
 		return nil, err
 	}
 	for i := 0; i < n; i++ {
-		pc, err := lc.ListenPacket(ctx, "udp", laddr.String())
-		if err != nil {
-			return fail(fmt.Errorf("UDP listen on %s: %w", laddr, err))
-		}
-		uc := pc.(*net.UDPConn)
 		uc.SetReadDeadline(deadline)
 		buf := make([]byte, 64)
-		nr, from, err := uc.ReadFromUDP(buf)
+		_, from, err := uc.ReadFromUDP(buf) // the content is not checked, as in iperf3
 		if err != nil {
-			uc.Close()
 			return fail(fmt.Errorf("UDP stream %d did not arrive: %w", i+1, err))
 		}
-		_ = nr // the content is not checked, as iperf3 does not
 		raw, err := uc.SyscallConn()
 		if err != nil {
-			uc.Close()
 			return fail(err)
 		}
 		var cerr error
 		raw.Control(func(fd uintptr) {
-			sa := &unix.SockaddrInet4{Port: from.Port}
 			if ip4 := from.IP.To4(); ip4 != nil {
+				sa := &unix.SockaddrInet4{Port: from.Port}
 				copy(sa.Addr[:], ip4)
 				cerr = unix.Connect(int(fd), sa)
 				return
@@ -433,16 +453,20 @@ func acceptUDP(ctx context.Context, tcpAddr *net.TCPAddr, n int, deadline time.T
 			cerr = unix.Connect(int(fd), sa6)
 		})
 		if cerr != nil {
-			uc.Close()
 			return fail(fmt.Errorf("UDP connect to %s: %w", from, cerr))
 		}
 		uc.SetReadDeadline(time.Time{})
 		c := &connectedUDP{UDPConn: uc, remote: from}
+		out = append(out, c)
+		uc = nil
+		if i+1 < n {
+			if uc, err = listenUDP(ctx, tcpAddr); err != nil {
+				return fail(err)
+			}
+		}
 		if _, err := c.Write(udpConnectReply); err != nil {
-			uc.Close()
 			return fail(err)
 		}
-		out = append(out, c)
 	}
 	return out, nil
 }

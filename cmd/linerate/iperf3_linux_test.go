@@ -1,0 +1,275 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zynqnet/linerate/internal/nstest"
+)
+
+// iperfPair makes a client and a server namespace joined by a veth: 198.18.2.1 and
+// 198.18.2.2 (RFC 2544's benchmarking range, inside our namespaces).
+func iperfPair(t *testing.T) (cli, srv *nstest.NS) {
+	t.Helper()
+	nstest.NeedTool(t, "iperf3")
+	cli, srv = nstest.New(t), nstest.New(t)
+	cli.Veth(t, "ic0", "is0", srv, 0)
+	cli.Exec(t, "ip", "addr", "add", "198.18.2.1/24", "dev", "ic0")
+	srv.Exec(t, "ip", "addr", "add", "198.18.2.2/24", "dev", "is0")
+	return cli, srv
+}
+
+// sums pulls the summary figures both ends must agree on out of an iperf3 -J document.
+type sums struct {
+	SumSent, SumReceived             map[string]any
+	SumSentReverse, SumReceivedRever map[string]any
+}
+
+func parseSums(t *testing.T, who, doc string) sums {
+	t.Helper()
+	var v struct {
+		End struct {
+			SumSent                 map[string]any `json:"sum_sent"`
+			SumReceived             map[string]any `json:"sum_received"`
+			SumSentBidirReverse     map[string]any `json:"sum_sent_bidir_reverse"`
+			SumReceivedBidirReverse map[string]any `json:"sum_received_bidir_reverse"`
+		} `json:"end"`
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(doc), &v); err != nil {
+		t.Fatalf("%s -J output: %v\n%s", who, err, doc)
+	}
+	if v.Error != "" {
+		t.Fatalf("%s reports an error: %s", who, v.Error)
+	}
+	return sums{v.End.SumSent, v.End.SumReceived, v.End.SumSentBidirReverse, v.End.SumReceivedBidirReverse}
+}
+
+func f(m map[string]any, k string) float64 {
+	x, _ := m[k].(float64)
+	return x
+}
+
+// agree checks that client and server report the same bytes (and UDP packets and
+// losses) for every summary the server fills, and that data flowed. A stock iperf3
+// server leaves the side it did not measure at 0 in its own -J output; linerate's
+// server fills both from the results exchange, so strict demands every pair.
+func agree(t *testing.T, cli, srv sums, udp, bidir, strict bool) {
+	t.Helper()
+	pairs := [][3]any{{"sum_sent", cli.SumSent, srv.SumSent}, {"sum_received", cli.SumReceived, srv.SumReceived}}
+	if bidir {
+		pairs = append(pairs, [3]any{"sum_sent_bidir_reverse", cli.SumSentReverse, srv.SumSentReverse},
+			[3]any{"sum_received_bidir_reverse", cli.SumReceivedRever, srv.SumReceivedRever})
+	}
+	compared := 0
+	for _, p := range pairs {
+		name, c, s := p[0].(string), p[1].(map[string]any), p[2].(map[string]any)
+		if c == nil || s == nil {
+			t.Errorf("%s missing: client %v server %v", name, c, s)
+			continue
+		}
+		if f(c, "bytes") == 0 {
+			t.Errorf("%s: the client reports no bytes", name)
+		}
+		if !strict && f(s, "bytes") == 0 {
+			continue
+		}
+		compared++
+		if f(c, "bytes") != f(s, "bytes") {
+			t.Errorf("%s bytes: client says %.0f, server says %.0f", name, f(c, "bytes"), f(s, "bytes"))
+		}
+		if udp && name == "sum_received" && (f(c, "packets") != f(s, "packets") || f(c, "lost_packets") != f(s, "lost_packets")) {
+			t.Errorf("%s packets/lost: client %.0f/%.0f, server %.0f/%.0f", name, f(c, "packets"), f(c, "lost_packets"), f(s, "packets"), f(s, "lost_packets"))
+		}
+	}
+	if compared == 0 {
+		t.Error("no summary to compare")
+	}
+}
+
+// linerateIn starts the linerate CLI as a process inside the namespace (the test binary
+// re-executed through TestMain), as a user would with ip netns exec; servers need this,
+// as the goroutines of an in-process server run on threads outside the namespace.
+func linerateIn(t *testing.T, ns *nstest.NS, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	a, _ := json.Marshal(args)
+	cmd := exec.Command("ip", "netns", "exec", ns.Name, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "LINERATE_RUN_ARGS="+string(a))
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, &out, &errOut
+}
+
+// runOurServer runs linerate iperf3 -s -1 -J in the namespace until it has served one
+// test; the returned func waits for it (bounded) and gives its output.
+func runOurServer(t *testing.T, ns *nstest.NS, extra ...string) func() string {
+	t.Helper()
+	cmd, out, errOut := linerateIn(t, ns, append([]string{"iperf3", "-s", "-1", "-J"}, extra...)...)
+	waitListen(ns, "5201")
+	return func() string {
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("linerate server still running after 60s: killed")
+		}
+		if errOut.Len() > 0 {
+			t.Logf("linerate server log: %s", errOut.String())
+		}
+		return out.String()
+	}
+}
+
+func waitListen(ns *nstest.NS, port string) {
+	for i := 0; i < 200; i++ {
+		if o, _ := ns.Try("ss", "-ltn", "sport", "= :"+port); strings.Contains(o, port) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+var iperfCases = []struct {
+	name  string
+	args  []string
+	udp   bool
+	bidir bool
+}{
+	{"tcp", []string{"-t", "1"}, false, false},
+	{"reverse", []string{"-t", "1", "-R"}, false, false},
+	{"bidir", []string{"-t", "1", "--bidir"}, false, true},
+	{"parallel4", []string{"-t", "1", "-P", "4"}, false, false},
+	{"udp", []string{"-u", "-b", "20M", "-l", "1400", "-t", "1"}, true, false},
+	{"udp64-reverse", []string{"-u", "-b", "20M", "-t", "1", "--udp-counters-64bit", "-R"}, true, false},
+	{"omit", []string{"-t", "1", "-O", "1"}, false, false},
+	{"bytes", []string{"-n", "40M"}, false, false},
+	{"blocks-reverse", []string{"-k", "300", "-R"}, false, false},
+}
+
+// TestIperf3Interop runs the matrix against the stock iperf3 in both roles and compares
+// what each end reports.
+func TestIperf3Interop(t *testing.T) {
+	cli, srv := iperfPair(t)
+	for _, tc := range iperfCases {
+		t.Run("linerate-client/"+tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			stock := exec.CommandContext(ctx, "ip", "netns", "exec", srv.Name, "iperf3", "-s", "-1", "-J")
+			var stockOut bytes.Buffer
+			stock.Stdout = &stockOut
+			if err := stock.Start(); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 100; i++ {
+				if o, _ := srv.Try("ss", "-ltn", "sport", "= :5201"); strings.Contains(o, "5201") {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			var out, errOut string
+			var code int
+			cli.Do(t, func() error {
+				out, errOut, code = runCLI(t, append([]string{"iperf3", "-c", "198.18.2.2", "-J"}, tc.args...)...)
+				return nil
+			})
+			stock.Wait()
+			if code != 0 {
+				t.Fatalf("linerate client: exit %d: %s", code, errOut)
+			}
+			agree(t, parseSums(t, "linerate client", out), parseSums(t, "stock server", stockOut.String()), tc.udp, tc.bidir, false)
+		})
+		t.Run("stock-client/"+tc.name, func(t *testing.T) {
+			wait := runOurServer(t, srv)
+			out, err := cli.Try("iperf3", append([]string{"-c", "198.18.2.2", "-J"}, tc.args...)...)
+			srvOut := wait()
+			if err != nil {
+				t.Fatalf("stock client: %v\n%s", err, out)
+			}
+			agree(t, parseSums(t, "stock client", out), parseSums(t, "linerate server", srvOut), tc.udp, tc.bidir, true)
+		})
+	}
+	t.Run("limits", func(t *testing.T) {
+		// -n and -k are honoured by either side.
+		wait := runOurServer(t, srv)
+		out, err := cli.Try("iperf3", "-c", "198.18.2.2", "-J", "-n", "10M")
+		wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := parseSums(t, "stock client", out); f(s.SumSent, "bytes") < 10<<20 || f(s.SumSent, "bytes") > 10<<20+4*(128<<10) {
+			t.Errorf("-n 10M sent %.0f bytes", f(s.SumSent, "bytes"))
+		}
+	})
+}
+
+// TestIperf3Busy: a second client while a test runs gets ACCESS_DENIED from our server,
+// as from iperf3, and the stock client says so.
+func TestIperf3Busy(t *testing.T) {
+	cli, srv := iperfPair(t)
+	wait := runOurServer(t, srv)
+	first := make(chan error, 1)
+	go func() {
+		_, err := cli.Try("iperf3", "-c", "198.18.2.2", "-t", "2")
+		first <- err
+	}()
+	time.Sleep(700 * time.Millisecond)
+	out, err := cli.Try("iperf3", "-c", "198.18.2.2", "-t", "1")
+	if err == nil || !strings.Contains(out+err.Error(), "busy") {
+		t.Errorf("second client: %v %s; want the server-busy error", err, out)
+	}
+	// Our client says the same of a busy server.
+	var code int
+	var errOut string
+	cli.Do(t, func() error {
+		_, errOut, code = runCLI(t, "iperf3", "-c", "198.18.2.2", "-t", "1")
+		return nil
+	})
+	if code != 1 || !strings.Contains(errOut, "busy") {
+		t.Errorf("linerate client against a busy server: exit %d, %q", code, errOut)
+	}
+	if err := <-first; err != nil {
+		t.Errorf("first client: %v", err)
+	}
+	wait()
+}
+
+// TestIperf3ClientErrors: unreachable or refusing servers give a clear error in bounded
+// time.
+func TestIperf3ClientErrors(t *testing.T) {
+	cli, _ := iperfPair(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-c", "198.18.2.2", "-t", "1"}, "connection refused"},
+		{[]string{"-c", "198.18.2.77", "-t", "1", "--connect-timeout", "500"}, "unable to connect"},
+	} {
+		start := time.Now()
+		var errOut string
+		var code int
+		cli.Do(t, func() error {
+			_, errOut, code = runCLI(t, append([]string{"iperf3"}, tc.args...)...)
+			return nil
+		})
+		if code != 1 || !strings.Contains(errOut, tc.want) || time.Since(start) > 5*time.Second {
+			t.Errorf("%v: exit %d after %v, %q", tc.args, code, time.Since(start), errOut)
+		}
+	}
+	for _, args := range [][]string{{"iperf3"}, {"iperf3", "-s", "-c", "x"}, {"iperf3", "-c", "h", "-P", "0"}, {"iperf3", "-c", "h", "-l", "2M"}, {"iperf3", "-c", "h", "-b", "fast"}} {
+		if _, errOut, code := runCLI(t, args...); code != 2 || !strings.Contains(errOut, "Usage:") {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
+	}
+}
