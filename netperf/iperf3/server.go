@@ -304,6 +304,9 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 			text.line(si.Socket, si, "")
 		}
 	})
+	if endErr == nil {
+		t.settle()
+	}
 	t.end()
 	// Close the data streams now, as iperf3's server does on TEST_END: a receiving
 	// iperf3 client drains them with blocking reads of whole blocks until EOF, and would

@@ -147,6 +147,34 @@ func (t *test) end() {
 	}
 }
 
+// settle lets receiving streams count what had already arrived when TEST_END came: the
+// client sent its data before TEST_END, and iperf3's one select loop reads the data
+// that is queued first. It waits until the received count stops moving for 50 ms, at
+// most 500 ms.
+func (t *test) settle() {
+	received := func() uint64 {
+		var n uint64
+		for _, s := range t.streams {
+			if !s.sender {
+				n += s.bytes.Load()
+			}
+		}
+		return n
+	}
+	if !t.p.Bidir && t.p.Reverse {
+		return
+	}
+	last := received()
+	for deadline := time.Now().Add(500 * time.Millisecond); time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		n := received()
+		if n == last {
+			return
+		}
+		last = n
+	}
+}
+
 // closeAll closes every data connection and waits for the stream goroutines.
 func (t *test) closeAll() {
 	t.end()

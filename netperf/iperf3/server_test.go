@@ -1,0 +1,293 @@
+package iperf3
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"io"
+	"log"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// testServer runs a Server on an ephemeral loopback port.
+func testServer(t *testing.T, idle time.Duration) (addr string, reports func() []*Report, logs *bytes.Buffer) {
+	t.Helper()
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var reps []*Report
+	logs = &bytes.Buffer{}
+	var lmu sync.Mutex
+	srv := &Server{IdleTimeout: idle, Version: "test", Log: log.New(lockedWriter{&lmu, logs}, "", 0),
+		JSON: func(r *Report) { mu.Lock(); reps = append(reps, r); mu.Unlock() }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.Serve(ctx, ln); close(done) }()
+	t.Cleanup(func() { cancel(); ln.Close(); <-done })
+	return ln.Addr().String(), func() []*Report { mu.Lock(); defer mu.Unlock(); return append([]*Report(nil), reps...) }, logs
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// rawClient speaks the protocol step by step, to misbehave at chosen points.
+type rawClient struct {
+	t      *testing.T
+	ctrl   net.Conn
+	cookie []byte
+	addr   string
+}
+
+func dialRaw(t *testing.T, addr string) *rawClient {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &rawClient{t: t, ctrl: c, cookie: NewCookie(), addr: addr}
+}
+
+func (r *rawClient) state() int8 {
+	r.t.Helper()
+	r.ctrl.SetReadDeadline(time.Now().Add(5 * time.Second))
+	s, err := readState(r.ctrl)
+	if err != nil {
+		r.t.Fatalf("read state: %v", err)
+	}
+	return s
+}
+
+func (r *rawClient) expect(want int8) {
+	r.t.Helper()
+	if got := r.state(); got != want {
+		r.t.Fatalf("state %d, want %d", got, want)
+	}
+}
+
+// toRunning does the handshake of a one-stream TCP test up to TEST_RUNNING and returns
+// the data connection.
+func (r *rawClient) toRunning(params string) net.Conn {
+	r.t.Helper()
+	r.ctrl.Write(r.cookie)
+	r.expect(ParamExchange)
+	writeRaw(r.ctrl, []byte(params))
+	r.expect(CreateStreams)
+	d, err := net.Dial("tcp", r.addr)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { d.Close() })
+	d.Write(r.cookie)
+	r.expect(TestStart)
+	r.expect(TestRunning)
+	return d
+}
+
+func writeRaw(w io.Writer, b []byte) {
+	var hdr [4]byte
+	binary.BigEndian.PutUint32(hdr[:], uint32(len(b)))
+	w.Write(append(hdr[:], b...))
+}
+
+const tcpParams = `{"tcp":true,"omit":0,"time":10,"num":0,"blockcount":0,"parallel":1,"len":1024,"client_version":"3.12"}`
+
+// next proves the server is free again: a real client runs a short test to the end.
+func next(t *testing.T, addr string, within time.Duration) {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(addr)
+	var p int
+	for _, c := range port {
+		p = p*10 + int(c-'0')
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	start := time.Now()
+	var rep *Report
+	var err error
+	for time.Since(start) < within {
+		c := &Client{Host: host, Port: p, Params: Params{Bytes: 1 << 20}, Version: "test", ConnectTimeout: time.Second}
+		rep, err = c.Run(ctx)
+		if se, busy := err.(*ServerError); busy && se.State == AccessDenied {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		break
+	}
+	if err != nil || rep.End.SumReceived.Bytes == 0 {
+		t.Fatalf("the next client was not served within %v: %v", within, err)
+	}
+}
+
+func TestServerDropsBadClients(t *testing.T) {
+	idle := 400 * time.Millisecond
+	for _, tc := range []struct {
+		name  string
+		do    func(t *testing.T, r *rawClient)
+		reply int8 // what the misbehaving client reads last (0: not checked)
+		log   string
+	}{
+		{"vanishes mid-test", func(t *testing.T, r *rawClient) {
+			d := r.toRunning(tcpParams)
+			d.Write(make([]byte, 4096))
+			d.Close()
+			r.ctrl.Close()
+		}, 0, "control connection lost"},
+		{"stalls before parameters", func(t *testing.T, r *rawClient) {
+			r.ctrl.Write(r.cookie)
+			r.expect(ParamExchange)
+			time.Sleep(2 * idle)
+		}, ServerErrorState, "parameters"},
+		{"stalls mid-test", func(t *testing.T, r *rawClient) {
+			r.toRunning(tcpParams)
+			time.Sleep(3 * idle)
+		}, 0, "idle for"},
+		{"garbage state byte", func(t *testing.T, r *rawClient) {
+			r.toRunning(tcpParams)
+			r.ctrl.Write([]byte{0x77})
+		}, 0, "unexpected state 119"},
+		{"JSON length above the cap", func(t *testing.T, r *rawClient) {
+			r.ctrl.Write(r.cookie)
+			r.expect(ParamExchange)
+			r.ctrl.Write([]byte{0x7f, 0xff, 0xff, 0xff})
+		}, ServerErrorState, "above the size cap"},
+		{"malformed JSON", func(t *testing.T, r *rawClient) {
+			r.ctrl.Write(r.cookie)
+			r.expect(ParamExchange)
+			writeRaw(r.ctrl, []byte(`{"tcp":tru`))
+		}, ServerErrorState, "malformed JSON"},
+		{"parallel out of range", func(t *testing.T, r *rawClient) {
+			r.ctrl.Write(r.cookie)
+			r.expect(ParamExchange)
+			writeRaw(r.ctrl, []byte(`{"tcp":true,"time":1,"parallel":100000}`))
+		}, ServerErrorState, "parallel 100000"},
+		{"short cookie", func(t *testing.T, r *rawClient) {
+			r.ctrl.Write([]byte("abc"))
+			time.Sleep(2 * idle)
+		}, 0, "no cookie"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, _, logs := testServer(t, idle)
+			r := dialRaw(t, addr)
+			start := time.Now()
+			tc.do(t, r)
+			if tc.reply != 0 {
+				if got := r.state(); got != tc.reply {
+					t.Errorf("got state %d, want %d", got, tc.reply)
+				}
+			}
+			next(t, addr, 5*time.Second)
+			if d := time.Since(start); d > 4*time.Second {
+				t.Errorf("took %v to serve the next client", d)
+			}
+			if !strings.Contains(logs.String(), tc.log) {
+				t.Errorf("log does not say %q:\n%s", tc.log, logs.String())
+			}
+		})
+	}
+}
+
+// TestServerBusy: while a test runs, another client (another cookie) gets ACCESS_DENIED.
+func TestServerBusy(t *testing.T) {
+	addr, _, logs := testServer(t, 2*time.Second)
+	r := dialRaw(t, addr)
+	r.ctrl.Write(r.cookie)
+	r.expect(ParamExchange)
+	other := dialRaw(t, addr)
+	other.ctrl.Write(NewCookie())
+	if s := other.state(); s != AccessDenied {
+		t.Errorf("second client got state %d, want ACCESS_DENIED", s)
+	}
+	if !strings.Contains(logs.String(), "ACCESS_DENIED") {
+		t.Errorf("log: %s", logs.String())
+	}
+}
+
+// TestServerMinusOneAsUint64: iperf3 3.12 and 3.13 print -1 as 18446744073709551615;
+// such results are read as -1 and the test completes.
+func TestServerMinusOneAsUint64(t *testing.T) {
+	addr, reports, _ := testServer(t, 2*time.Second)
+	r := dialRaw(t, addr)
+	d := r.toRunning(`{"tcp":true,"omit":0,"time":1,"num":0,"blockcount":0,"parallel":1,"len":1024,"client_version":"3.12"}`)
+	d.Write(make([]byte, 65536))
+	time.Sleep(100 * time.Millisecond)
+	r.ctrl.Write([]byte{byte(TestEnd)})
+	r.expect(ExchangeResults)
+	writeRaw(r.ctrl, []byte(`{"cpu_util_total":1.5,"cpu_util_user":1,"cpu_util_system":0.5,"sender_has_retransmits":18446744073709551615,`+
+		`"streams":[{"id":1,"bytes":65536,"retransmits":18446744073709551615,"jitter":0,"errors":0,"packets":0,"start_time":0,"end_time":0.1}]}`))
+	m, err := readJSON(r.ctrl, MaxResultsJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseResults(m); err != nil {
+		t.Errorf("server results do not parse: %v", err)
+	}
+	r.expect(DisplayResults)
+	r.ctrl.Write([]byte{byte(IperfDone)})
+	time.Sleep(100 * time.Millisecond)
+	reps := reports()
+	if len(reps) != 1 || reps[0].Error != "" {
+		t.Fatalf("reports: %+v", reps)
+	}
+	s := reps[0].End.Streams[0]
+	if s.Sender == nil || s.Sender.Retransmits != nil || s.Sender.Bytes != 65536 || s.Receiver.Bytes != 65536 {
+		t.Errorf("stream summary: sender %+v receiver %+v (retransmits -1 must read as not applicable)", s.Sender, s.Receiver)
+	}
+}
+
+func TestNumbers(t *testing.T) {
+	m, err := decodeObject([]byte(`{"a":18446744073709551615,"b":-1,"c":2.5,"d":true,"e":"x","f":9223372036854775808}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]float64{"a": -1, "b": -1, "c": 2.5, "d": 1, "f": -1} {
+		if got, ok := num(m, k); !ok || got != want {
+			t.Errorf("num(%s) = %v %v, want %v", k, got, ok, want)
+		}
+	}
+	if _, ok := num(m, "e"); ok {
+		t.Error("a string read as a number")
+	}
+	if streamID(0) != 1 || streamID(1) != 3 || streamID(2) != 4 {
+		t.Error("stream ids must go 1, 3, 4")
+	}
+}
+
+// FuzzControlMessages feeds arbitrary bytes to the control-message reader and both JSON
+// parsers: they may refuse, never panic or read past the cap.
+func FuzzControlMessages(f *testing.F) {
+	f.Add([]byte("\x00\x00\x00\x10{\"tcp\":true}   "))
+	f.Add(append([]byte{0, 0, 0, byte(len(tcpParams))}, tcpParams...))
+	res := `{"cpu_util_total":1,"cpu_util_user":1,"cpu_util_system":0,"sender_has_retransmits":-1,"streams":[{"id":1,"bytes":5,"retransmits":-1,"jitter":0,"errors":0,"packets":0}]}`
+	f.Add(append([]byte{0, 0, 0, byte(len(res))}, res...))
+	f.Add([]byte{0x7f, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := readJSON(bytes.NewReader(b), MaxParamsJSON)
+		if err != nil {
+			return
+		}
+		if p, err := parseParams(m); err == nil {
+			if p.Parallel < 1 || p.Parallel > MaxParallel || p.Len <= 0 {
+				t.Fatalf("accepted params out of range: %+v", p)
+			}
+			_ = p.paramsJSON()
+		}
+		if r, err := parseResults(m); err == nil {
+			_ = r.toJSON()
+		}
+	})
+}
