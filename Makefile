@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GOBUILD := go build -trimpath -ldflags '$(LDFLAGS)'
 BIN := bin
 
-.PHONY: all build build-arm build-arm64 build-amd64 release check-static deps test unit lint fuzz bench bench-show clean
+.PHONY: all build build-arm build-arm64 build-amd64 release check-static deps test unit lint fuzz bench bench-show bench-iperf3 clean
 
 all: build
 
@@ -59,11 +59,15 @@ fuzz:
 		go test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./nic/ || exit 1; done
 	go test -run '^$$' -fuzz '^FuzzExtract$$' -fuzztime $(FUZZTIME) ./snapshot/
 	go test -run '^$$' -fuzz '^FuzzParseProfile$$' -fuzztime $(FUZZTIME) ./tune/
+	go test -run '^$$' -fuzz '^FuzzControlMessages$$' -fuzztime $(FUZZTIME) ./netperf/iperf3/
 
-bench: bench-show
+bench: bench-show bench-iperf3
 
 bench-show: build
 	scripts/bench-show
+
+bench-iperf3: build
+	scripts/bench-iperf3
 
 clean:
 	rm -rf $(BIN) out

@@ -179,7 +179,8 @@ func (s *stream) sendTCP(ctx context.Context) {
 }
 
 func (s *stream) recvTCP() {
-	buf := make([]byte, max(s.t.p.Len, 128<<10))
+	// Reads larger than the block cut syscalls and netpoll wake-ups per byte.
+	buf := make([]byte, max(s.t.p.Len, 1<<20))
 	for {
 		n, err := s.conn.Read(buf)
 		if n > 0 && s.t.running.Load() {
