@@ -14,7 +14,7 @@ import (
 )
 
 // testServer runs a Server on an ephemeral loopback port.
-func testServer(t *testing.T, idle time.Duration) (addr string, reports func() []*Report, logs *bytes.Buffer) {
+func testServer(t *testing.T, idle time.Duration) (addr string, reports func() []*Report, logs func() string) {
 	t.Helper()
 	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -22,9 +22,10 @@ func testServer(t *testing.T, idle time.Duration) (addr string, reports func() [
 	}
 	var mu sync.Mutex
 	var reps []*Report
-	logs = &bytes.Buffer{}
+	var buf bytes.Buffer
 	var lmu sync.Mutex
-	srv := &Server{IdleTimeout: idle, Version: "test", Log: log.New(lockedWriter{&lmu, logs}, "", 0),
+	logs = func() string { lmu.Lock(); defer lmu.Unlock(); return buf.String() }
+	srv := &Server{IdleTimeout: idle, Version: "test", Log: log.New(lockedWriter{&lmu, &buf}, "", 0),
 		JSON: func(r *Report) { mu.Lock(); reps = append(reps, r); mu.Unlock() }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -194,8 +195,8 @@ func TestServerDropsBadClients(t *testing.T) {
 			if d := time.Since(start); d > 4*time.Second {
 				t.Errorf("took %v to serve the next client", d)
 			}
-			if !strings.Contains(logs.String(), tc.log) {
-				t.Errorf("log does not say %q:\n%s", tc.log, logs.String())
+			if !strings.Contains(logs(), tc.log) {
+				t.Errorf("log does not say %q:\n%s", tc.log, logs())
 			}
 		})
 	}
@@ -212,8 +213,8 @@ func TestServerBusy(t *testing.T) {
 	if s := other.state(); s != AccessDenied {
 		t.Errorf("second client got state %d, want ACCESS_DENIED", s)
 	}
-	if !strings.Contains(logs.String(), "ACCESS_DENIED") {
-		t.Errorf("log: %s", logs.String())
+	if !strings.Contains(logs(), "ACCESS_DENIED") {
+		t.Errorf("log: %s", logs())
 	}
 }
 

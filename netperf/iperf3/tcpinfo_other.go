@@ -1,0 +1,19 @@
+//go:build !linux
+
+package iperf3
+
+import (
+	"errors"
+	"net"
+)
+
+// tcp_info and TCP_CONGESTION are Linux's: elsewhere there are no retransmit counts.
+func tcpInfo(c net.Conn) (retrans int64, cwnd uint64, rtt uint32, ok bool) { return 0, 0, 0, false }
+
+func tcpRetrans(c net.Conn) int64 { return 0 }
+
+func congestion(c net.Conn) string { return "" }
+
+func setCongestion(fd int, name string) error {
+	return errors.New("choosing the congestion control needs Linux")
+}
