@@ -1,0 +1,146 @@
+package main
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+)
+
+// Config is what the kernel command line asks of the tester image:
+//
+//	linerate.iface=eth0        the port under test (default: eth0, else the first one)
+//	linerate.ip=ADDR/LEN|dhcp  how to address it (default: no address)
+//	linerate.peer=ADDR         the station: iperf3 server and reflector
+//	linerate.run=JOB           shell (default), show, doctor, demo, e2e
+//	linerate.after=WHAT        shell (default), poweroff, reboot
+//	linerate.profile=NAME      a tune profile the job applies first (demo, e2e)
+type Config struct {
+	Iface   string
+	IP      string // "" none, "dhcp", or a prefix
+	Prefix  netip.Prefix
+	Peer    netip.Addr
+	Run     string
+	After   string
+	Profile string
+}
+
+// Jobs the image knows.
+var Jobs = map[string]string{
+	"shell":  "the serial console shell, with linerate on PATH",
+	"show":   "linerate show of the port",
+	"doctor": "linerate doctor of the port",
+	"demo":   "show and doctor of the port, then iperf3 to the peer both ways",
+	"e2e":    "the end-to-end checks of make test: show --json, tune and revert, iperf3 both ways",
+}
+
+// Problem is a command-line value the uinit cannot use; it is printed on the console and
+// the job falls back to the shell.
+type Problem struct{ Key, Msg string }
+
+func (p Problem) String() string { return "linerate." + p.Key + ": " + p.Msg }
+
+// splitCmdline splits /proc/cmdline into words, keeping double-quoted values whole as
+// the kernel does.
+func splitCmdline(s string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted := false
+	for _, r := range s {
+		switch {
+		case r == '"':
+			quoted = !quoted
+		case (r == ' ' || r == '\t' || r == '\n') && !quoted:
+			if cur.Len() > 0 {
+				out = append(out, cur.String())
+				cur.Reset()
+			}
+		default:
+			cur.WriteRune(r)
+		}
+	}
+	if cur.Len() > 0 {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// ParseCmdline reads the linerate.* parameters; problems make the job the shell.
+func ParseCmdline(s string) (Config, []Problem) {
+	c := Config{Run: "shell", After: "shell"}
+	var probs []Problem
+	seen := map[string]bool{}
+	for _, w := range splitCmdline(s) {
+		k, v, hasV := strings.Cut(w, "=")
+		key, ok := strings.CutPrefix(k, "linerate.")
+		if !ok {
+			continue
+		}
+		seen[key] = true
+		if !hasV || v == "" {
+			probs = append(probs, Problem{key, "has no value"})
+			continue
+		}
+		switch key {
+		case "iface":
+			c.Iface = v
+		case "ip":
+			c.IP = v
+			if v != "dhcp" {
+				p, err := netip.ParsePrefix(v)
+				if err != nil {
+					probs = append(probs, Problem{key, fmt.Sprintf("%q is neither dhcp nor ADDR/LEN (e.g. 198.18.0.2/24)", v)})
+					c.IP = ""
+					continue
+				}
+				c.Prefix = p
+			}
+		case "peer":
+			a, err := netip.ParseAddr(v)
+			if err != nil {
+				probs = append(probs, Problem{key, fmt.Sprintf("%q is not an IP address", v)})
+				continue
+			}
+			c.Peer = a
+		case "run":
+			if _, ok := Jobs[v]; !ok {
+				probs = append(probs, Problem{key, fmt.Sprintf("unknown job %q (known: %s)", v, strings.Join(jobNames(), ", "))})
+				continue
+			}
+			c.Run = v
+		case "after":
+			switch v {
+			case "shell", "poweroff", "reboot":
+				c.After = v
+			default:
+				probs = append(probs, Problem{key, fmt.Sprintf("%q: want shell, poweroff or reboot", v)})
+			}
+		case "profile":
+			c.Profile = v
+		default:
+			probs = append(probs, Problem{key, "unknown parameter (known: iface, ip, peer, run, after, profile)"})
+		}
+	}
+	// What the job needs.
+	if c.Run == "demo" || c.Run == "e2e" {
+		if !c.Peer.IsValid() {
+			probs = append(probs, Problem{"peer", fmt.Sprintf("job %s needs the station's address: linerate.peer=ADDR", c.Run)})
+		}
+		if c.IP == "" {
+			probs = append(probs, Problem{"ip", fmt.Sprintf("job %s needs an address on the port: linerate.ip=ADDR/LEN or linerate.ip=dhcp", c.Run)})
+		}
+	}
+	if len(probs) > 0 {
+		c.Run = "shell"
+	}
+	return c, probs
+}
+
+func jobNames() []string {
+	var out []string
+	for k := range Jobs {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseCmdline(t *testing.T) {
+	c, probs := ParseCmdline(`console=ttyPS0,115200 linerate.ip=198.18.5.2/24 linerate.peer=198.18.5.1 linerate.run=demo linerate.after=reboot linerate.profile="zc702"` + "\n")
+	if len(probs) != 0 || c.Run != "demo" || c.After != "reboot" || c.Prefix.String() != "198.18.5.2/24" || c.Peer.String() != "198.18.5.1" || c.Profile != "zc702" {
+		t.Errorf("cfg %+v, problems %v", c, probs)
+	}
+	c, probs = ParseCmdline("quiet")
+	if len(probs) != 0 || c.Run != "shell" || c.After != "shell" {
+		t.Errorf("defaults: %+v %v", c, probs)
+	}
+	for _, tc := range []struct{ cmdline, want string }{
+		{"linerate.run=demo linerate.ip=198.18.5.2/24", "linerate.peer: job demo needs the station's address"},
+		{"linerate.run=e2e linerate.peer=198.18.5.1", "linerate.ip: job e2e needs an address"},
+		{"linerate.ip=10.0.0.5", `linerate.ip: "10.0.0.5" is neither dhcp nor ADDR/LEN`},
+		{"linerate.run=fly", `linerate.run: unknown job "fly"`},
+		{"linerate.after=explode", `linerate.after: "explode": want shell, poweroff or reboot`},
+		{"linerate.peer=", "linerate.peer: has no value"},
+		{"linerate.colour=blue", "linerate.colour: unknown parameter"},
+	} {
+		c, probs := ParseCmdline(tc.cmdline)
+		var msgs []string
+		for _, p := range probs {
+			msgs = append(msgs, p.String())
+		}
+		if !strings.Contains(strings.Join(msgs, "\n"), tc.want) || c.Run != "shell" {
+			t.Errorf("%q: run %s, problems %q; want %q and the shell", tc.cmdline, c.Run, msgs, tc.want)
+		}
+	}
+}
+
+func FuzzParseCmdline(f *testing.F) {
+	f.Add(`linerate.ip=1.2.3.4/24 linerate.run="demo" linerate.peer=::1`)
+	f.Fuzz(func(t *testing.T, s string) {
+		c, probs := ParseCmdline(s)
+		if len(probs) > 0 && c.Run != "shell" {
+			t.Fatalf("problems %v but job %s", probs, c.Run)
+		}
+	})
+}

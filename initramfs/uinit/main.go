@@ -1,0 +1,238 @@
+// Command uinit is the tester image's boot-time program, run by u-root's init: it loads
+// the GEM driver where it is a module, brings the port up as the kernel command line
+// says, runs the job named there with its results on the serial console, and then powers
+// off, reboots, or leaves the operator at a shell with linerate on PATH. It never returns:
+// a uinit that returns takes init down and panics the kernel.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+const linerate = "/bbin/linerate"
+
+func say(format string, a ...any) {
+	fmt.Printf("LINERATE-UINIT: "+format+"\n", a...)
+}
+
+func main() {
+	start := time.Now()
+	defer func() {
+		if r := recover(); r != nil {
+			say("internal error: %v; here is a shell", r)
+			shellForever()
+		}
+	}()
+	b, err := os.ReadFile("/proc/cmdline")
+	if err != nil {
+		say("cannot read /proc/cmdline (%v): here is a shell", err)
+		shellForever()
+	}
+	cfg, probs := ParseCmdline(string(b))
+	for _, p := range probs {
+		say("kernel command line: %s", p)
+	}
+	if len(probs) > 0 {
+		say("the job is not run; fix the kernel command line (see 'linerate' README, serial console section)")
+	}
+	loadModules()
+	iface := pickIface(cfg.Iface)
+	say("port %s, job %s, then %s", iface, cfg.Run, cfg.After)
+	if err := configure(cfg, iface); err != nil {
+		say("%s: %v", iface, err)
+		if cfg.Run != "shell" {
+			say("the job needs the port: here is a shell")
+			cfg.Run, cfg.After = "shell", "shell"
+		}
+	}
+	rc := runJob(cfg, iface)
+	say("job %s finished (rc %d) %.1fs after uinit started", cfg.Run, rc, time.Since(start).Seconds())
+	after(cfg.After)
+}
+
+// pickIface is the named interface, else eth0, else the first non-loopback one.
+func pickIface(want string) string {
+	if want != "" {
+		return want
+	}
+	if _, err := os.Stat("/sys/class/net/eth0"); err == nil {
+		return "eth0"
+	}
+	ents, _ := os.ReadDir("/sys/class/net")
+	for _, e := range ents {
+		if e.Name() != "lo" {
+			return e.Name()
+		}
+	}
+	return "eth0"
+}
+
+// loadModules loads every kernel module in the image, each after what it depends on
+// (modules.dep), with finit_module.
+func loadModules() {
+	rel, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return
+	}
+	dir := filepath.Join("/lib/modules", strings.TrimSpace(string(rel)))
+	f, err := os.Open(filepath.Join(dir, "modules.dep"))
+	if err != nil {
+		return // a kernel with the driver built in
+	}
+	defer f.Close()
+	deps := map[string][]string{}
+	var order []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		mod, rest, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		deps[mod] = strings.Fields(rest)
+		order = append(order, mod)
+	}
+	loaded := map[string]bool{}
+	var load func(m string, depth int)
+	load = func(m string, depth int) {
+		if loaded[m] || depth > 32 {
+			return
+		}
+		loaded[m] = true
+		for _, d := range deps[m] {
+			load(d, depth+1)
+		}
+		if err := insmod(filepath.Join(dir, m)); err != nil {
+			say("module %s: %v", filepath.Base(m), err)
+		} else {
+			say("module %s loaded", filepath.Base(m))
+		}
+	}
+	for _, m := range order {
+		load(m, 0)
+	}
+}
+
+// console is where jobs print: the serial console uinit inherited from init.
+var console io.Writer = os.Stdout
+
+// step runs one linerate command between markers and returns its exit code.
+func step(name string, args ...string) (int, []byte) {
+	fmt.Fprintf(console, "==== LINERATE BEGIN %s: linerate %s ====\n", name, strings.Join(args, " "))
+	var out bytes.Buffer
+	cmd := exec.Command(linerate, args...)
+	cmd.Stdout = io.MultiWriter(console, &out)
+	cmd.Stderr = console
+	rc := 0
+	if err := cmd.Run(); err != nil {
+		rc = 1
+		if ee, ok := err.(*exec.ExitError); ok {
+			rc = ee.ExitCode()
+		} else {
+			fmt.Fprintf(console, "cannot run %s: %v\n", linerate, err)
+		}
+	}
+	fmt.Fprintf(console, "==== LINERATE END %s rc=%d ====\n", name, rc)
+	return rc, out.Bytes()
+}
+
+// mbps reads the received bit rate out of an iperf3 -J document.
+func mbps(doc []byte) float64 {
+	var v struct {
+		End struct {
+			SumReceived struct {
+				BitsPerSecond float64 `json:"bits_per_second"`
+			} `json:"sum_received"`
+		} `json:"end"`
+	}
+	if json.Unmarshal(doc, &v) != nil {
+		return 0
+	}
+	return v.End.SumReceived.BitsPerSecond / 1e6
+}
+
+func runJob(cfg Config, iface string) int {
+	peer := cfg.Peer.String()
+	switch cfg.Run {
+	case "shell":
+		return 0
+	case "show":
+		rc, _ := step("show", "show", iface)
+		return rc
+	case "doctor":
+		rc, _ := step("doctor", "doctor", "--interval", "2s", iface)
+		return rc
+	case "demo":
+		worst := 0
+		note := func(rc int) {
+			if rc > worst {
+				worst = rc
+			}
+		}
+		if cfg.Profile != "" {
+			rc, _ := step("tune", "tune", iface, "--profile", cfg.Profile)
+			note(rc)
+		}
+		rc, _ := step("show", "show", iface)
+		note(rc)
+		step("doctor", "doctor", "--interval", "2s", iface) // findings are information here
+		rc, up := step("iperf3-upload", "iperf3", "-c", peer, "-t", "5", "-J")
+		note(rc)
+		rc, down := step("iperf3-download", "iperf3", "-c", peer, "-t", "5", "-R", "-J")
+		note(rc)
+		fmt.Fprintf(console, "LINERATE DEMO %s: board to station %.1f Mbit/s, station to board %.1f Mbit/s\n",
+			map[bool]string{true: "PASS", false: "FAIL"}[worst == 0], mbps(up), mbps(down))
+		return worst
+	case "e2e":
+		worst := 0
+		note := func(rc int) {
+			if rc > worst {
+				worst = rc
+			}
+		}
+		rc, _ := step("show-json", "show", "--json", iface)
+		note(rc)
+		profile := "/tmp/e2e-rings.yaml"
+		os.WriteFile(profile, []byte("name: e2e-rings\nknobs:\n  rings.rx: 1024\n  rings.tx: 1024\nrequired: [rings.rx, rings.tx]\n"), 0o644)
+		rc, _ = step("tune", "tune", iface, "--profile", profile)
+		note(rc)
+		rc, _ = step("show-json-tuned", "show", "--json", iface)
+		note(rc)
+		rc, _ = step("revert", "revert", iface)
+		note(rc)
+		rc, _ = step("show-json-reverted", "show", "--json", iface)
+		note(rc)
+		rc, _ = step("iperf3-upload", "iperf3", "-c", peer, "-t", "3", "-J")
+		note(rc)
+		rc, _ = step("iperf3-download", "iperf3", "-c", peer, "-t", "3", "-R", "-J")
+		note(rc)
+		fmt.Fprintf(console, "LINERATE E2E DONE rc=%d\n", worst)
+		return worst
+	}
+	return 0
+}
+
+// shellForever runs the default shell on the console and starts it again when it ends.
+func shellForever() {
+	for {
+		fmt.Println("LINERATE-UINIT: shell on the console; linerate is on PATH ('linerate --help')")
+		sh := "/bin/defaultsh"
+		if _, err := os.Stat(sh); err != nil {
+			sh = "/bbin/gosh"
+		}
+		cmd := exec.Command(sh)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Printf("LINERATE-UINIT: shell ended: %v\n", err)
+			time.Sleep(time.Second)
+		}
+	}
+}

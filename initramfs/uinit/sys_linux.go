@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+func insmod(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	err = unix.FinitModule(int(f.Fd()), "", 0)
+	if err == unix.EEXIST {
+		return nil
+	}
+	return err
+}
+
+// configure brings the port up, addresses it and waits (bounded) for carrier.
+func configure(cfg Config, iface string) error {
+	var l netlink.Link
+	var err error
+	// The driver may still be probing the PHY right after the module loaded.
+	for i := 0; i < 50; i++ {
+		if l, err = netlink.LinkByName(iface); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		have, _ := net.Interfaces()
+		var names []string
+		for _, h := range have {
+			names = append(names, h.Name)
+		}
+		return fmt.Errorf("no such interface (have: %s)", strings.Join(names, ", "))
+	}
+	if lo, err := netlink.LinkByName("lo"); err == nil {
+		netlink.LinkSetUp(lo)
+	}
+	if err := netlink.LinkSetUp(l); err != nil {
+		return fmt.Errorf("set up: %w", err)
+	}
+	if err := waitCarrier(iface, 15*time.Second); err != nil {
+		return err
+	}
+	switch {
+	case cfg.IP == "dhcp":
+		say("%s: DHCP", iface)
+		cmd := exec.Command("/bbin/dhclient", "-ipv6=false", "-timeout", "10", "-retry", "3", iface)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("DHCP: %w", err)
+		}
+	case cfg.IP != "":
+		addr := &netlink.Addr{IPNet: &net.IPNet{IP: cfg.Prefix.Addr().AsSlice(), Mask: net.CIDRMask(cfg.Prefix.Bits(), cfg.Prefix.Addr().BitLen())}}
+		if err := netlink.AddrReplace(l, addr); err != nil {
+			return fmt.Errorf("address %s: %w", cfg.Prefix, err)
+		}
+		say("%s: %s", iface, cfg.Prefix)
+	}
+	return nil
+}
+
+func waitCarrier(iface string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		b, err := os.ReadFile("/sys/class/net/" + iface + "/carrier")
+		if err == nil && strings.TrimSpace(string(b)) == "1" {
+			speed, _ := os.ReadFile("/sys/class/net/" + iface + "/speed")
+			duplex, _ := os.ReadFile("/sys/class/net/" + iface + "/duplex")
+			say("%s: link up %s Mb/s %s", iface, strings.TrimSpace(string(speed)), strings.TrimSpace(string(duplex)))
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no carrier after %v: check the cable and the station port", timeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// after powers off, reboots, or stays at the shell; it never returns.
+func after(what string) {
+	unix.Sync()
+	switch what {
+	case "poweroff":
+		say("power off")
+		unix.Reboot(unix.LINUX_REBOOT_CMD_POWER_OFF)
+	case "reboot":
+		say("reboot")
+		unix.Reboot(unix.LINUX_REBOOT_CMD_RESTART)
+	}
+	shellForever()
+}
