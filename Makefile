@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GOBUILD := go build -trimpath -ldflags '$(LDFLAGS)'
 BIN := bin
 
-.PHONY: all build build-arm build-arm64 build-amd64 release check-static deps test unit lint fuzz bench bench-show bench-iperf3 clean
+.PHONY: all build build-arm build-arm64 build-amd64 release check-static deps test unit lint fuzz bench bench-show bench-iperf3 kernels image demo clean
 
 all: build
 
@@ -45,10 +45,29 @@ lint:
 	GOOS=linux GOARCH=arm GOARM=7 go vet ./...
 	GOOS=darwin GOARCH=arm64 go vet ./...
 
-# The one test command (README, .ci/run): lint, static release builds, then every test,
-# kernel integration tests in network namespaces included (root), under the race detector.
-test: deps lint check-static
-	CGO_ENABLED=1 go test -race -count=1 -timeout 20m ./...
+# The one test command (README, .ci/run): lint, static release builds, the kernels of the
+# emulated boards (built or fetched once, cached), then every test under the race
+# detector: kernel integration tests in network namespaces (root) and the end-to-end
+# boots of the emulated ZC702 and ZCU102 included.
+test: deps lint check-static kernels
+	CGO_ENABLED=1 go test -race -count=1 -timeout 45m ./...
+
+# The kernels of the emulated boards, cached under /var/cache/linerate.
+kernels: deps
+	scripts/build-kernel-zc702 >/dev/null
+	scripts/fetch-kernel-zcu102 >/dev/null
+
+# The tester image: out/linerate-$(BOARD).cpio.gz and .uInitrd.
+BOARD ?= zc702
+image: deps
+	scripts/build-image $(BOARD)
+
+# The main job: boot the tester image on the emulated ZC702 against a peer in a network
+# namespace and run the demo (show, doctor, iperf3 both ways), then power off.
+demo: deps
+	scripts/build-kernel-zc702 >/dev/null
+	scripts/build-image zc702
+	BOARD_UP_STDIN=/dev/null scripts/board-up zc702 --job demo --timeout 600
 
 unit:
 	CGO_ENABLED=1 go test -race -count=1 -short ./...

@@ -91,6 +91,9 @@ func waitCarrier(iface string, timeout time.Duration) error {
 // after powers off, reboots, or stays at the shell; it never returns.
 func after(what string) {
 	unix.Sync()
+	if what != "shell" {
+		drainConsole()
+	}
 	switch what {
 	case "poweroff":
 		say("power off")
@@ -100,4 +103,14 @@ func after(what string) {
 		unix.Reboot(unix.LINUX_REBOOT_CMD_RESTART)
 	}
 	shellForever()
+}
+
+// drainConsole waits until the serial console has sent what is queued (tcdrain): a
+// reboot or power-off cuts off whatever is still in the UART's buffer, which is where
+// the last result lines are.
+func drainConsole() {
+	for _, fd := range []int{1, 2} {
+		unix.IoctlSetInt(fd, unix.TCSBRK, 1)
+	}
+	time.Sleep(500 * time.Millisecond)
 }

@@ -1,0 +1,200 @@
+package initramfs_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The end-to-end tests boot the tester image on the emulated ZC702 and ZCU102 with the
+// e2e job, through the same scripts a user runs (build-image, board-up), and read the
+// verdict from the serial log. They need root (namespaces, tap), QEMU and the kernels;
+// make test installs and builds all of it. -short skips them.
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	wd, _ := os.Getwd()
+	return filepath.Dir(wd)
+}
+
+func need(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: no emulated boards")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for namespaces and tap devices (CI runs as root)")
+	}
+	for _, c := range []string{"qemu-system-arm", "qemu-system-aarch64", "mkimage", "iperf3"} {
+		if _, err := exec.LookPath(c); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s is not installed: make test installs it", c)
+			}
+			t.Skipf("%s is not installed (scripts/install-deps image installs it)", c)
+		}
+	}
+}
+
+func script(t *testing.T, timeout time.Duration, name string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot(t), "scripts", name), args...)
+	cmd.Dir = repoRoot(t)
+	cmd.Env = append(os.Environ(), "BOARD_UP_STDIN=/dev/null")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("scripts/%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// section returns what the uinit printed between the markers of one step.
+func section(t *testing.T, log, name string) (string, int) {
+	t.Helper()
+	re := regexp.MustCompile(`(?s)==== LINERATE BEGIN ` + regexp.QuoteMeta(name) + `:[^\n]*\n(.*?)==== LINERATE END ` + regexp.QuoteMeta(name) + ` rc=(\d+) ====`)
+	m := re.FindStringSubmatch(log)
+	if m == nil {
+		t.Fatalf("no step %s in the serial log", name)
+	}
+	var rc int
+	fmt.Sscan(m[2], &rc)
+	// The kernel may print between lines; keep what looks like the command's output.
+	var keep []string
+	for _, l := range strings.Split(m[1], "\n") {
+		if !regexp.MustCompile(`^\[\s*\d+\.\d+\]`).MatchString(l) {
+			keep = append(keep, strings.TrimRight(l, "\r"))
+		}
+	}
+	return strings.Join(keep, "\n"), rc
+}
+
+type shown struct {
+	Name   string `json:"name"`
+	Driver struct {
+		Name string `json:"name"`
+	} `json:"driver"`
+	Link struct {
+		Carrier   bool    `json:"carrier"`
+		SpeedMbps *int    `json:"speed_mbps"`
+		Duplex    *string `json:"duplex"`
+	} `json:"link"`
+	Rings *struct {
+		RX, TX, RXMax, TXMax uint32
+	} `json:"rings"`
+}
+
+func showJSON(t *testing.T, log, step string) shown {
+	t.Helper()
+	body, rc := section(t, log, step)
+	if rc != 0 {
+		t.Fatalf("%s: rc %d\n%s", step, rc, body)
+	}
+	var v []struct {
+		shown
+		Rings *struct {
+			RX    uint32 `json:"rx"`
+			TX    uint32 `json:"tx"`
+			RXMax uint32 `json:"rx_max"`
+			TXMax uint32 `json:"tx_max"`
+		} `json:"rings"`
+	}
+	if err := json.Unmarshal([]byte(body), &v); err != nil || len(v) != 1 {
+		t.Fatalf("%s: not the JSON of one interface: %v\n%s", step, err, body)
+	}
+	s := v[0].shown
+	if r := v[0].Rings; r != nil {
+		s.Rings = &struct{ RX, TX, RXMax, TXMax uint32 }{r.RX, r.TX, r.RXMax, r.TXMax}
+	}
+	return s
+}
+
+func iperfMbps(t *testing.T, log, step string) float64 {
+	t.Helper()
+	body, rc := section(t, log, step)
+	var v struct {
+		End struct {
+			SumReceived struct {
+				BitsPerSecond float64 `json:"bits_per_second"`
+				Bytes         uint64  `json:"bytes"`
+			} `json:"sum_received"`
+		} `json:"end"`
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(body), &v); err != nil || rc != 0 || v.Error != "" || v.End.SumReceived.Bytes == 0 {
+		t.Fatalf("%s: rc %d, error %q, %v\n%s", step, rc, v.Error, err, body)
+	}
+	return v.End.SumReceived.BitsPerSecond / 1e6
+}
+
+func TestBoards(t *testing.T) {
+	need(t)
+	for _, board := range []string{"zc702", "zcu102"} {
+		t.Run(board, func(t *testing.T) {
+			out := script(t, 30*time.Minute, "build-image", board)
+			t.Log(strings.TrimSpace(out[strings.LastIndex(out, "build-image:"):]))
+			img, err := os.Stat(filepath.Join(repoRoot(t), "out", "linerate-"+board+".cpio.gz"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(repoRoot(t), "out", "linerate-"+board+".uInitrd")); err != nil {
+				t.Fatal(err)
+			}
+			if img.Size() > 8<<20 {
+				t.Errorf("image %d bytes gzipped, goal 8 MiB", img.Size())
+			}
+			logFile := filepath.Join(t.TempDir(), "serial.log")
+			start := time.Now()
+			script(t, 40*time.Minute, "board-up", board, "--job", "e2e", "--timeout", "300", "--log", logFile)
+			wall := time.Since(start)
+			b, err := os.ReadFile(logFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			log := string(b)
+			if !strings.Contains(log, "LINERATE E2E DONE rc=0") {
+				t.Errorf("no passing e2e verdict in the serial log (%s)", logFile)
+			}
+			if !regexp.MustCompile(`eth0: link up 1000 Mb/s full`).MatchString(log) {
+				t.Error("eth0 did not come up at 1000/Full")
+			}
+			s := showJSON(t, log, "show-json")
+			if s.Driver.Name != "macb" || !s.Link.Carrier || s.Link.SpeedMbps == nil || *s.Link.SpeedMbps != 1000 || s.Link.Duplex == nil || *s.Link.Duplex != "full" {
+				t.Errorf("show: %+v", s)
+			}
+			if r := s.Rings; r == nil || r.RX != 512 || r.RXMax != 8192 || r.TX != 512 || r.TXMax != 4096 {
+				t.Errorf("rings %+v, want rx 512/8192 tx 512/4096", s.Rings)
+			}
+			if r := showJSON(t, log, "show-json-tuned").Rings; r == nil || r.RX != 1024 || r.TX != 1024 {
+				t.Errorf("after tune, rings %+v, want 1024/1024 on the real macb", r)
+			}
+			if r := showJSON(t, log, "show-json-reverted").Rings; r == nil || r.RX != 512 || r.TX != 512 {
+				t.Errorf("after revert, rings %+v, want 512/512", r)
+			}
+			up, down := iperfMbps(t, log, "iperf3-upload"), iperfMbps(t, log, "iperf3-download")
+			// Boot to result: from QEMU's start to the uinit's job line, by the guest clock.
+			var result float64
+			if m := regexp.MustCompile(`job e2e finished \(rc \d+\) ([\d.]+)s after uinit started`).FindStringSubmatch(log); m != nil {
+				fmt.Sscan(m[1], &result)
+			}
+			t.Logf("%s: image %d bytes gzipped; boot+job %.1fs wall; iperf3 to the station %.1f Mbit/s, from it %.1f Mbit/s (emulation speed, not a board figure)",
+				board, img.Size(), wall.Seconds(), up, down)
+		})
+	}
+}
+
+func TestBadBoard(t *testing.T) {
+	cmd := exec.Command(filepath.Join(repoRoot(t), "scripts", "build-image"), "zc999")
+	cmd.Dir = repoRoot(t)
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "known: zc702 zc706") {
+		t.Errorf("unknown board: %v %s", err, out)
+	}
+}
