@@ -198,3 +198,38 @@ func TestBadBoard(t *testing.T) {
 		t.Errorf("unknown board: %v %s", err, out)
 	}
 }
+
+// TestDeviceTreeTuning boots the emulated ZC702 with linerate,rx-ring-size and
+// linerate,tx-ring-size on its GEM node: the uinit applies them before the job.
+func TestDeviceTreeTuning(t *testing.T) {
+	need(t)
+	script(t, 30*time.Minute, "build-image", "zc702")
+	kdir := strings.TrimSpace(script(t, 30*time.Minute, "build-kernel-zc702"))
+	dtb := filepath.Join(t.TempDir(), "zc702-linerate.dtb")
+	orig, err := os.ReadFile(filepath.Join(kdir, "zynq-zc702.dtb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(dtb, orig, 0o644)
+	gem, err := exec.Command("fdtget", dtb, "/aliases", "ethernet0").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range [][2]string{{"linerate,rx-ring-size", "2048"}, {"linerate,tx-ring-size", "1024"}} {
+		if out, err := exec.Command("fdtput", "-t", "u", dtb, strings.TrimSpace(string(gem)), p[0], p[1]).CombinedOutput(); err != nil {
+			t.Fatalf("fdtput: %v %s", err, out)
+		}
+	}
+	logFile := filepath.Join(t.TempDir(), "serial.log")
+	script(t, 20*time.Minute, "board-up", "zc702", "--job", "show", "--peer", "none", "--dtb", dtb, "--timeout", "300", "--log", logFile)
+	b, _ := os.ReadFile(logFile)
+	log := string(b)
+	body, rc := section(t, log, "dt-tune")
+	if rc != 0 || !strings.Contains(body, "rings.rx") || !strings.Contains(body, "2048") {
+		t.Errorf("dt-tune: rc %d\n%s", rc, body)
+	}
+	show, _ := section(t, log, "show")
+	if !regexp.MustCompile(`rings\s+rx 2048/8192\s+tx 1024/4096`).MatchString(show) {
+		t.Errorf("show after boot does not have the device tree's rings:\n%s", show)
+	}
+}

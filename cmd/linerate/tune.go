@@ -16,6 +16,7 @@ import (
 )
 
 const tuneUsage = `Usage: linerate tune IFACE --profile NAME|FILE [--dry-run] [--json] [--state-dir DIR]
+       linerate tune IFACE --from-dt [--dry-run] [--json] [--state-dir DIR]
 
 Applies a profile as one transaction: reads every knob the profile touches, plans
 (knob, old, new), writes a journal of the old values, applies in a safe order reading
@@ -31,6 +32,9 @@ lacks is skipped with the reason, unless the profile lists it as required.
 
 Flags:
   --profile P        a built-in profile ('linerate profile list') or a YAML file
+  --from-dt          the profile the interface's device-tree node asks for: its
+                     linerate,rx-ring-size and linerate,tx-ring-size (u32) and
+                     linerate,tune-profile (a built-in profile name) properties
   --dry-run          print the plan and change nothing
   --json             print the plan (and outcome) as JSON
   --state-dir DIR    where journals live (default /var/lib/linerate, or /run/linerate
@@ -56,7 +60,7 @@ Lists the built-in profiles, or prints one as YAML to copy and edit.
 
 type tuneConfig struct {
 	iface, profile, stateDir, root, api string
-	dryRun, json                        bool
+	dryRun, json, fromDT                bool
 	carrierTimeout                      time.Duration
 	// beforeWrite is the fault-injection hook of the tests.
 	beforeWrite func(k tune.Knob, n int) error
@@ -84,6 +88,7 @@ func tuneCommand() command {
 			var c tuneConfig
 			fs := flag.NewFlagSet("tune", flag.ContinueOnError)
 			fs.StringVar(&c.profile, "profile", "", "")
+			fs.BoolVar(&c.fromDT, "from-dt", false, "")
 			fs.BoolVar(&c.dryRun, "dry-run", false, "")
 			fs.BoolVar(&c.json, "json", false, "")
 			fs.StringVar(&c.stateDir, "state-dir", "", "")
@@ -97,8 +102,8 @@ func tuneCommand() command {
 			if len(pos) != 1 {
 				return usageError("want exactly one interface, have %d", len(pos))
 			}
-			if c.profile == "" {
-				return usageError("--profile is required")
+			if (c.profile == "") == !c.fromDT {
+				return usageError("give --profile or --from-dt")
 			}
 			c.iface = pos[0]
 			return c.run(ctx, stdout)
@@ -131,7 +136,20 @@ func stateStore(dir string) tune.Store {
 }
 
 func (c *tuneConfig) run(ctx context.Context, stdout io.Writer) error {
-	p, err := loadProfile(c.profile)
+	var p *tune.Profile
+	var err error
+	if c.fromDT {
+		root := c.root
+		if root == "" {
+			root = "/"
+		}
+		if p, err = tune.FromDT(root, c.iface); errors.Is(err, tune.ErrNoDTTuning) {
+			fmt.Fprintf(stdout, "tune %s: nothing to do: %v\n", c.iface, err)
+			return nil
+		}
+	} else {
+		p, err = loadProfile(c.profile)
+	}
 	if err != nil {
 		return err
 	}

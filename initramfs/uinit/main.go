@@ -54,9 +54,30 @@ func main() {
 			cfg.Run, cfg.After = "shell", "shell"
 		}
 	}
+	// Tuning the live device tree asks for (linerate,* properties on the GEM node).
+	if hasDTTuning(iface) {
+		step("dt-tune", "tune", iface, "--from-dt")
+	}
 	rc := runJob(cfg, iface)
 	say("job %s finished (rc %d) %.1fs after uinit started", cfg.Run, rc, time.Since(start).Seconds())
 	after(cfg.After)
+}
+
+// hasDTTuning reports whether the interface's device-tree node carries linerate,*
+// properties (on the device's of_node, where macb has it, or the interface's).
+func hasDTTuning(iface string) bool {
+	for _, p := range []string{"/device/of_node", "/of_node"} {
+		ents, err := os.ReadDir("/sys/class/net/" + iface + p)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), "linerate,") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // pickIface is the named interface, else eth0, else the first non-loopback one.
