@@ -233,3 +233,47 @@ func TestDeviceTreeTuning(t *testing.T) {
 		t.Errorf("show after boot does not have the device tree's rings:\n%s", show)
 	}
 }
+
+// TestDHCPAndBadCmdline boots the emulated ZC702 twice: once asking DHCP for its address
+// (a udhcpd in the board's namespace leases 198.18.5.2), once with a job the uinit does
+// not know, which must be reported on the console with the shell offered, never a panic.
+func TestDHCPAndBadCmdline(t *testing.T) {
+	need(t)
+	if _, err := exec.LookPath("busybox"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("busybox (udhcpd) is not installed: make test installs it")
+		}
+		t.Skip("busybox (udhcpd) is not installed")
+	}
+	script(t, 30*time.Minute, "build-image", "zc702")
+	logFile := filepath.Join(t.TempDir(), "dhcp.log")
+	script(t, 20*time.Minute, "board-up", "zc702", "--job", "show", "--peer", "none", "--dhcp", "--timeout", "300", "--log", logFile)
+	b, _ := os.ReadFile(logFile)
+	log := string(b)
+	if !strings.Contains(log, "LINERATE-UINIT: eth0: DHCP") || !strings.Contains(log, "198.18.5.2") {
+		t.Errorf("no DHCP lease of 198.18.5.2 in the serial log %s", logFile)
+	}
+	if _, rc := section(t, log, "show"); rc != 0 {
+		t.Errorf("show after DHCP: rc %d", rc)
+	}
+
+	logFile = filepath.Join(t.TempDir(), "bad.log")
+	// The shell keeps the board up: the timeout ends this boot (rc 124).
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot(t), "scripts", "board-up"), "zc702", "--job", "show", "--peer", "none",
+		"--append", "linerate.run=fly linerate.after=explode", "--timeout", "25", "--log", logFile)
+	cmd.Dir = repoRoot(t)
+	cmd.Env = append(os.Environ(), "BOARD_UP_STDIN=/dev/null")
+	out, _ := cmd.CombinedOutput()
+	b, _ = os.ReadFile(logFile)
+	log = string(b)
+	for _, want := range []string{`linerate.run: unknown job "fly"`, `linerate.after: "explode": want shell, poweroff or reboot`, "the job is not run", "shell on the console"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("serial log lacks %q\n%s", want, out)
+		}
+	}
+	if strings.Contains(log, "Kernel panic") || strings.Contains(log, "panic:") {
+		t.Errorf("panic on a bad command line:\n%s", log)
+	}
+}

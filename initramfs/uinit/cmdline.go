@@ -131,7 +131,8 @@ func ParseCmdline(s string) (Config, []Problem) {
 		}
 	}
 	if len(probs) > 0 {
-		c.Run = "shell"
+		// The operator must see the problem and fix it: stay at the shell.
+		c.Run, c.After = "shell", "shell"
 	}
 	return c, probs
 }

@@ -28,7 +28,7 @@ func TestParseCmdline(t *testing.T) {
 		for _, p := range probs {
 			msgs = append(msgs, p.String())
 		}
-		if !strings.Contains(strings.Join(msgs, "\n"), tc.want) || c.Run != "shell" {
+		if !strings.Contains(strings.Join(msgs, "\n"), tc.want) || c.Run != "shell" || c.After != "shell" {
 			t.Errorf("%q: run %s, problems %q; want %q and the shell", tc.cmdline, c.Run, msgs, tc.want)
 		}
 	}
@@ -38,7 +38,7 @@ func FuzzParseCmdline(f *testing.F) {
 	f.Add(`linerate.ip=1.2.3.4/24 linerate.run="demo" linerate.peer=::1`)
 	f.Fuzz(func(t *testing.T, s string) {
 		c, probs := ParseCmdline(s)
-		if len(probs) > 0 && c.Run != "shell" {
+		if len(probs) > 0 && (c.Run != "shell" || c.After != "shell") {
 			t.Fatalf("problems %v but job %s", probs, c.Run)
 		}
 	})

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -56,11 +55,11 @@ func configure(cfg Config, iface string) error {
 	switch {
 	case cfg.IP == "dhcp":
 		say("%s: DHCP", iface)
-		cmd := exec.Command("/bbin/dhclient", "-ipv6=false", "-timeout", "10", "-retry", "3", iface)
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		if err := cmd.Run(); err != nil {
+		ipn, err := dhcp4(l, 15*time.Second)
+		if err != nil {
 			return fmt.Errorf("DHCP: %w", err)
 		}
+		say("%s: %s (DHCP lease)", iface, ipn)
 	case cfg.IP != "":
 		addr := &netlink.Addr{IPNet: &net.IPNet{IP: cfg.Prefix.Addr().AsSlice(), Mask: net.CIDRMask(cfg.Prefix.Bits(), cfg.Prefix.Addr().BitLen())}}
 		if err := netlink.AddrReplace(l, addr); err != nil {

@@ -13,13 +13,13 @@ package iperf3
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"strconv"
 )
 
@@ -57,12 +57,14 @@ const CookieSize = 37
 
 const cookieChars = "abcdefghijklmnopqrstuvwxyz234567"
 
-// NewCookie makes a random cookie as iperf3 does (make_cookie in iperf_util.c).
+// NewCookie makes a random cookie as iperf3 does (make_cookie in iperf_util.c). It only
+// has to tell tests apart, so it comes from math/rand/v2, which the Go runtime seeds
+// without waiting: crypto/rand's getrandom() blocks at boot until the kernel's CRNG is
+// ready, which an idle board without a hardware RNG may not be for minutes.
 func NewCookie() []byte {
 	b := make([]byte, CookieSize)
-	rand.Read(b[:CookieSize-1])
 	for i := 0; i < CookieSize-1; i++ {
-		b[i] = cookieChars[int(b[i])%len(cookieChars)]
+		b[i] = cookieChars[rand.IntN(len(cookieChars))]
 	}
 	b[CookieSize-1] = 0
 	return b

@@ -2,9 +2,9 @@ package iperf3
 
 import (
 	"context"
-	crand "crypto/rand"
 	"encoding/binary"
 	"errors"
+	"math/rand/v2"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -77,7 +77,13 @@ func payload(n int, repeating bool) []byte {
 		}
 		return b
 	}
-	crand.Read(b)
+	// Not crypto/rand: it may block at boot (see NewCookie), and data needs no secrecy.
+	for i := 0; i+8 <= n; i += 8 {
+		binary.LittleEndian.PutUint64(b[i:], rand.Uint64())
+	}
+	for i := n &^ 7; i < n; i++ {
+		b[i] = byte(rand.Uint32())
+	}
 	return b
 }
 
