@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zynqnet/linerate/internal/atomicfile"
 	"github.com/zynqnet/linerate/nic"
 )
 
@@ -119,30 +120,7 @@ func (s Store) Save(j *Journal) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(s.Dir, ".tune-*")
-	if err != nil {
-		return fmt.Errorf("state dir %s: %w", s.Dir, err)
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), s.path(j.Iface)); err != nil {
-		return err
-	}
-	if d, err := os.Open(s.Dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.Write(s.path(j.Iface), b, 0o644)
 }
 
 // Remove deletes the journal of iface.

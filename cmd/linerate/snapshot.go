@@ -6,10 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/zynqnet/linerate/internal/atomicfile"
 	"github.com/zynqnet/linerate/nic"
 	"github.com/zynqnet/linerate/snapshot"
 )
@@ -70,23 +69,7 @@ func writeSnapshot(ctx context.Context, stdout io.Writer, out string, interval t
 		return err
 	}
 	// Write then rename, so a half-written archive never carries the name.
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".snapshot-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
+	if err := atomicfile.Write(out, buf.Bytes(), 0o644); err != nil {
 		return err
 	}
 	n := len(samples[0].Entries) + len(samples[1].Entries)

@@ -180,18 +180,9 @@ func (c *Client) Run(ctx context.Context) (*Report, error) {
 			if err := writeJSON(ctrl, local.toJSON()); err != nil {
 				return rep, fmt.Errorf("send results: %w", err)
 			}
-			m, err := readJSON(ctrl, MaxResultsJSON)
+			remote, err := t.peerResults(ctrl, "server", local, rep)
 			if err != nil {
-				return rep, fmt.Errorf("read server results: %w", err)
-			}
-			remote, err := parseResults(m)
-			if err != nil {
-				return rep, fmt.Errorf("server results: %w", err)
-			}
-			rep.End = t.buildEnd(remote, local)
-			rep.End.SenderCongestion, rep.End.ReceiverCongestion = local.CongestionUsed, remote.CongestionUsed
-			if p.Reverse {
-				rep.End.SenderCongestion, rep.End.ReceiverCongestion = remote.CongestionUsed, local.CongestionUsed
+				return rep, err
 			}
 			if len(remote.ServerOutputJSON) > 0 {
 				rep.ServerOutputJSON = remote.ServerOutputJSON

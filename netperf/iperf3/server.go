@@ -11,6 +11,7 @@ import (
 	"log"
 	"net"
 	"runtime"
+	"sort"
 	"strconv"
 	"sync"
 	"syscall"
@@ -45,7 +46,15 @@ type Server struct {
 // serverTest is the test in progress.
 type serverTest struct {
 	cookie  []byte
-	streams chan net.Conn
+	streams chan acceptedConn
+}
+
+// acceptedConn is a connection with its place in accept order: cookies are read
+// concurrently, so streams can reach the test out of order, and the roles (receive first,
+// then send) follow the order in which the client opened them.
+type acceptedConn struct {
+	net.Conn
+	seq uint64
 }
 
 func (s *Server) logf(format string, a ...any) {
@@ -90,6 +99,7 @@ func (s *Server) Serve(ctx context.Context, ln *net.TCPListener) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	var once sync.Once
+	var seq uint64
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -102,10 +112,12 @@ func (s *Server) Serve(ctx context.Context, ln *net.TCPListener) error {
 			}
 			return err
 		}
+		seq++
+		ac := acceptedConn{c, seq}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if s.handleConn(ctx, c, ln) && s.OneOff {
+			if s.handleConn(ctx, ac, ln) && s.OneOff {
 				// One test served: stop accepting (-1).
 				once.Do(func() { ln.Close() })
 			}
@@ -114,7 +126,8 @@ func (s *Server) Serve(ctx context.Context, ln *net.TCPListener) error {
 }
 
 // handleConn reads a new connection's cookie and routes it; true when it ran a test.
-func (s *Server) handleConn(ctx context.Context, c net.Conn, ln *net.TCPListener) bool {
+func (s *Server) handleConn(ctx context.Context, ac acceptedConn, ln *net.TCPListener) bool {
+	c := ac.Conn
 	c.SetReadDeadline(time.Now().Add(s.idle()))
 	cookie := make([]byte, CookieSize)
 	if _, err := io.ReadFull(c, cookie); err != nil {
@@ -129,7 +142,7 @@ func (s *Server) handleConn(ctx context.Context, c net.Conn, ln *net.TCPListener
 	case act != nil && bytes.Equal(act.cookie, cookie):
 		s.mu.Unlock()
 		select {
-		case act.streams <- c:
+		case act.streams <- ac:
 		case <-time.After(s.idle()):
 			c.Close()
 		}
@@ -141,7 +154,7 @@ func (s *Server) handleConn(ctx context.Context, c net.Conn, ln *net.TCPListener
 		c.Close()
 		return false
 	}
-	st := &serverTest{cookie: cookie, streams: make(chan net.Conn)}
+	st := &serverTest{cookie: cookie, streams: make(chan acceptedConn)}
 	s.active = st
 	s.mu.Unlock()
 	defer func() {
@@ -323,18 +336,8 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 		return rep, err
 	}
 	ctrl.SetReadDeadline(time.Now().Add(idle))
-	cm, err := readJSON(ctrl, MaxResultsJSON)
-	if err != nil {
-		return rep, fmt.Errorf("client results: %w", err)
-	}
-	remote, err := parseResults(cm)
-	if err != nil {
-		return rep, fmt.Errorf("client results: %w", err)
-	}
-	rep.End = t.buildEnd(remote, local)
-	rep.End.SenderCongestion, rep.End.ReceiverCongestion = remote.CongestionUsed, local.CongestionUsed
-	if p.Reverse {
-		rep.End.SenderCongestion, rep.End.ReceiverCongestion = local.CongestionUsed, remote.CongestionUsed
+	if _, err := t.peerResults(ctrl, "client", local, rep); err != nil {
+		return rep, err
 	}
 	if p.GetServerOutput {
 		if s.JSON != nil {
@@ -379,19 +382,28 @@ func (s *Server) acceptStreams(ctx context.Context, t *test, st *serverTest, ln 
 			return err
 		}
 	}
-	for i := 0; i < n; i++ {
-		var c net.Conn
-		if p.UDP {
-			c = udpConns[i]
-		} else {
+	conns := udpConns
+	if !p.UDP {
+		var got []acceptedConn
+		for len(got) < n {
 			select {
-			case c = <-st.streams:
+			case c := <-st.streams:
+				got = append(got, c)
 			case <-time.After(time.Until(deadline)):
-				return fmt.Errorf("only %d of %d streams arrived", i, n)
+				for _, c := range got {
+					c.Close()
+				}
+				return fmt.Errorf("only %d of %d streams arrived", len(got), n)
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 		}
+		sort.Slice(got, func(i, j int) bool { return got[i].seq < got[j].seq })
+		for _, c := range got {
+			conns = append(conns, c.Conn)
+		}
+	}
+	for i, c := range conns {
 		connOpts(c, p)
 		sender := p.Reverse
 		if p.Bidir {

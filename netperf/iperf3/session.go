@@ -2,6 +2,7 @@ package iperf3
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"time"
 )
@@ -205,6 +206,27 @@ func (t *test) localResults(cpu cpuMark, congestionUsed string) *Results {
 		r.Streams = append(r.Streams, s.result(t.omitEnd))
 	}
 	return r
+}
+
+// peerResults reads the peer's results message (who names it in errors) and fills the
+// report's summary from both sides' numbers; the congestion labels follow the direction
+// of the first stream, as in iperf3.
+func (t *test) peerResults(ctrl net.Conn, who string, local *Results, rep *Report) (*Results, error) {
+	m, err := readJSON(ctrl, MaxResultsJSON)
+	if err != nil {
+		return nil, fmt.Errorf("read %s results: %w", who, err)
+	}
+	remote, err := parseResults(m)
+	if err != nil {
+		return nil, fmt.Errorf("%s results: %w", who, err)
+	}
+	rep.End = t.buildEnd(remote, local)
+	snd, rcv := local, remote
+	if len(t.streams) > 0 && !t.streams[0].sender {
+		snd, rcv = remote, local
+	}
+	rep.End.SenderCongestion, rep.End.ReceiverCongestion = snd.CongestionUsed, rcv.CongestionUsed
+	return remote, nil
 }
 
 // buildEnd merges this side's streams with the peer's results into the summary.
