@@ -54,12 +54,23 @@ func main() {
 			cfg.Run, cfg.After = "shell", "shell"
 		}
 	}
+	// Kernel messages would land in the middle of the job's output on the serial console
+	// (a late probe on the ZCU102 split an iperf3 JSON line): only emergencies reach the
+	// console while the job runs, as dmesg -n 1; the kernel log stays in dmesg.
+	restoreLog := func() {}
+	if cfg.Run != "shell" {
+		if old, err := os.ReadFile("/proc/sys/kernel/printk"); err == nil {
+			os.WriteFile("/proc/sys/kernel/printk", []byte("1"), 0)
+			restoreLog = func() { os.WriteFile("/proc/sys/kernel/printk", old, 0) }
+		}
+	}
 	// Tuning the live device tree asks for (linerate,* properties on the GEM node).
 	if hasDTTuning(iface) {
 		step("dt-tune", "tune", iface, "--from-dt")
 	}
 	rc := runJob(cfg, iface)
 	say("job %s finished (rc %d) %.1fs after uinit started", cfg.Run, rc, time.Since(start).Seconds())
+	restoreLog() // after() never returns: the operator's shell gets the kernel's messages again
 	after(cfg.After)
 }
 
