@@ -274,12 +274,7 @@ func (c *Client) createStreams(ctx context.Context, t *test, addr string, cookie
 			}
 			return fmt.Errorf("create stream %d: %w", i+1, err)
 		}
-		s := &stream{id: streamID(i), sender: sender, udp: p.UDP, conn: conn, t: t}
-		t.streams = append(t.streams, s)
-		lh, lp := addrParts(conn.LocalAddr())
-		rh, rp := addrParts(conn.RemoteAddr())
-		rep.Start.Connected = append(rep.Start.Connected, Connected{Socket: s.id, LocalHost: lh, LocalPort: lp, RemoteHost: rh, RemotePort: rp})
-		fmt.Fprintf(text.w, "[%3d] local %s port %d connected to %s port %d\n", s.id, lh, lp, rh, rp)
+		t.addStream(i, sender, conn, rep, text)
 	}
 	return nil
 }

@@ -409,12 +409,7 @@ func (s *Server) acceptStreams(ctx context.Context, t *test, st *serverTest, ln 
 		if p.Bidir {
 			sender = i >= p.Parallel
 		}
-		sm := &stream{id: streamID(i), sender: sender, udp: p.UDP, conn: c, t: t}
-		t.streams = append(t.streams, sm)
-		lh, lp := addrParts(c.LocalAddr())
-		rh, rp := addrParts(c.RemoteAddr())
-		rep.Start.Connected = append(rep.Start.Connected, Connected{Socket: sm.id, LocalHost: lh, LocalPort: lp, RemoteHost: rh, RemotePort: rp})
-		fmt.Fprintf(text.w, "[%3d] local %s port %d connected to %s port %d\n", sm.id, lh, lp, rh, rp)
+		t.addStream(i, sender, c, rep, text)
 	}
 	return nil
 }

@@ -208,6 +208,17 @@ func (t *test) localResults(cpu cpuMark, congestionUsed string) *Results {
 	return r
 }
 
+// addStream adds the i-th data connection as a stream (ids 1, 3, 4, ...) and records it
+// in the report and the text output, as iperf3 prints "[ ID] local ... connected to ...".
+func (t *test) addStream(i int, sender bool, conn net.Conn, rep *Report, text textWriter) {
+	s := &stream{id: streamID(i), sender: sender, udp: t.p.UDP, conn: conn, t: t}
+	t.streams = append(t.streams, s)
+	lh, lp := addrParts(conn.LocalAddr())
+	rh, rp := addrParts(conn.RemoteAddr())
+	rep.Start.Connected = append(rep.Start.Connected, Connected{Socket: s.id, LocalHost: lh, LocalPort: lp, RemoteHost: rh, RemotePort: rp})
+	fmt.Fprintf(text.w, "[%3d] local %s port %d connected to %s port %d\n", s.id, lh, lp, rh, rp)
+}
+
 // peerResults reads the peer's results message (who names it in errors) and fills the
 // report's summary from both sides' numbers; the congestion labels follow the direction
 // of the first stream, as in iperf3.
