@@ -244,7 +244,9 @@ func runJob(cfg Config, iface string) int {
 		note(rc)
 		rc, _ = step("iperf3-upload", "iperf3", "-c", peer, "-t", "3", "-J")
 		note(rc)
-		rc, _ = step("iperf3-download", "iperf3", "-c", peer, "-t", "3", "-R", "-J")
+		// Paced: the emulated ZCU102's GEM has been seen to stall host-to-guest traffic
+		// under a flood (../shared/EMULATION.md); the check is that the test completes.
+		rc, _ = step("iperf3-download", "iperf3", "-c", peer, "-t", "3", "-R", "-b", "100M", "-J")
 		note(rc)
 		fmt.Fprintf(console, "LINERATE E2E DONE rc=%d\n", worst)
 		return worst
