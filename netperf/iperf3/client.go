@@ -305,6 +305,18 @@ type stateOrErr struct {
 	err   error
 }
 
+// watchState reads the next state byte of the control connection in the background,
+// with no deadline: while the test runs neither side speaks on it unless something ends.
+func watchState(ctrl net.Conn) <-chan stateOrErr {
+	ch := make(chan stateOrErr, 1)
+	ctrl.SetReadDeadline(time.Time{})
+	go func() {
+		st, err := readState(ctrl)
+		ch <- stateOrErr{st, err}
+	}()
+	return ch
+}
+
 // runTest runs from TEST_RUNNING until the client's end condition, sends TEST_END and
 // returns the server's next state (EXCHANGE_RESULTS).
 func (c *Client) runTest(ctx context.Context, ctrl net.Conn, t *test, rep *Report, text textWriter) (int8, error) {
@@ -312,12 +324,7 @@ func (c *Client) runTest(ctx context.Context, ctrl net.Conn, t *test, rep *Repor
 	done := make(chan struct{})
 	// The server speaks only on failure while the test runs; after TEST_END its next
 	// state arrives on the same reader.
-	ctrlCh := make(chan stateOrErr, 1)
-	ctrl.SetReadDeadline(time.Time{})
-	go func() {
-		st, err := readState(ctrl)
-		ctrlCh <- stateOrErr{st, err}
-	}()
+	ctrlCh := watchState(ctrl)
 	var early *stateOrErr
 	var runErr error
 	go func() {

@@ -267,12 +267,7 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 	// Wait for TEST_END. The client decides the end; a client that vanishes or stalls is
 	// dropped once neither control nor data has moved for the idle timeout.
 	done := make(chan struct{})
-	ctrlCh := make(chan stateOrErr, 1)
-	ctrl.SetReadDeadline(time.Time{})
-	go func() {
-		st, err := readState(ctrl)
-		ctrlCh <- stateOrErr{st, err}
-	}()
+	ctrlCh := watchState(ctrl)
 	var endErr error
 	go func() {
 		defer close(done)
