@@ -199,31 +199,42 @@ func TestBadBoard(t *testing.T) {
 	}
 }
 
-// TestDeviceTreeTuning boots the emulated ZC702 with linerate,rx-ring-size and
-// linerate,tx-ring-size on its GEM node: the uinit applies them before the job.
+// TestDeviceTreeTuning boots the emulated ZC702 with a device tree that linerate made:
+// `linerate dts overlay --base` writes an overlay with linerate,rx-ring-size and
+// linerate,tx-ring-size for the board's GEM (target-path, as the kernel-built DTB has no
+// __symbols__), `linerate dts merge` merges it into the boot DTB, and on the board the
+// uinit applies the properties before the job: dts show --live reports them, and show
+// reports the rings.
 func TestDeviceTreeTuning(t *testing.T) {
 	need(t)
 	script(t, 30*time.Minute, "build-image", "zc702")
 	kdir := strings.TrimSpace(script(t, 30*time.Minute, "build-kernel-zc702"))
-	dtb := filepath.Join(t.TempDir(), "zc702-linerate.dtb")
-	orig, err := os.ReadFile(filepath.Join(kdir, "zynq-zc702.dtb"))
-	if err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	lr := filepath.Join(dir, "linerate")
+	build := exec.Command("go", "build", "-o", lr, "./cmd/linerate")
+	build.Dir = repoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	os.WriteFile(dtb, orig, 0o644)
-	gem, err := exec.Command("fdtget", dtb, "/aliases", "ethernet0").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range [][2]string{{"linerate,rx-ring-size", "2048"}, {"linerate,tx-ring-size", "1024"}} {
-		if out, err := exec.Command("fdtput", "-t", "u", dtb, strings.TrimSpace(string(gem)), p[0], p[1]).CombinedOutput(); err != nil {
-			t.Fatalf("fdtput: %v %s", err, out)
+	base := filepath.Join(kdir, "zynq-zc702.dtb")
+	ovl, dtb := filepath.Join(dir, "rings.dtbo"), filepath.Join(dir, "zc702-linerate.dtb")
+	for _, args := range [][]string{
+		{"dts", "overlay", "--base", base, "--rx-ring", "2048", "--tx-ring", "1024", "-o", ovl},
+		{"dts", "merge", base, ovl, "-o", dtb},
+	} {
+		if out, err := exec.Command(lr, args...).CombinedOutput(); err != nil {
+			t.Fatalf("linerate %v: %v\n%s", args, err, out)
 		}
 	}
-	logFile := filepath.Join(t.TempDir(), "serial.log")
+	logFile := filepath.Join(dir, "serial.log")
 	script(t, 20*time.Minute, "board-up", "zc702", "--job", "show", "--peer", "none", "--dtb", dtb, "--timeout", "300", "--log", logFile)
 	b, _ := os.ReadFile(logFile)
 	log := string(b)
+	live, rc := section(t, log, "dts-live")
+	if rc != 0 || !regexp.MustCompile(`/axi/ethernet@e000b000  gem0  ethernet0  okay`).MatchString(live) ||
+		!regexp.MustCompile(`linerate,rx-ring-size\s+<2048>`).MatchString(live) || !regexp.MustCompile(`linerate,tx-ring-size\s+<1024>`).MatchString(live) {
+		t.Errorf("dts show --live on the board: rc %d\n%s", rc, live)
+	}
 	body, rc := section(t, log, "dt-tune")
 	if rc != 0 || !strings.Contains(body, "rings.rx") || !strings.Contains(body, "2048") {
 		t.Errorf("dt-tune: rc %d\n%s", rc, body)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/zynqnet/linerate/dts"
 	"github.com/zynqnet/linerate/nic"
 	"github.com/zynqnet/linerate/snapshot"
 )
@@ -36,12 +37,13 @@ func exitCode(err error) int {
 	var mf *nic.MissingFileError
 	var ie *nic.InputError
 	var se *snapshot.Error
+	var de *dts.Error
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.Is(err, errUsage), errors.Is(err, nic.ErrNotFound), errors.As(err, &mf), errors.As(err, &ie), errors.As(err, &se):
+	case errors.Is(err, errUsage), errors.Is(err, nic.ErrNotFound), errors.As(err, &mf), errors.As(err, &ie), errors.As(err, &se), errors.As(err, &de):
 		return 2
 	}
 	return 1
@@ -63,6 +65,7 @@ func commands() []command {
 		tuneCommand(),
 		revertCommand(),
 		profileCommand(),
+		dtsCommand(),
 		iperf3Command(),
 		versionCommand(),
 	}

@@ -197,6 +197,8 @@ func runJob(cfg Config, iface string) int {
 	case "shell":
 		return 0
 	case "show":
+		// The GEM nodes as the running kernel has them (linerate,* properties included).
+		step("dts-live", "dts", "show", "--live")
 		rc, _ := step("show", "show", iface)
 		return rc
 	case "doctor":
