@@ -23,8 +23,10 @@ func mustBoard(t testing.TB, name string) *board.Board {
 func TestOverlayMatchesDtc(t *testing.T) {
 	mac, _ := net.ParseMAC("00:0a:35:01:02:03")
 	variants := map[string]func(o *Overlay){
-		"rings":    func(o *Overlay) { o.RxRing, o.TxRing = 2048, 1024 },
-		"all":      func(o *Overlay) { o.RxRing, o.TxRing, o.RxWatermark, o.MAC, o.PhyMode, o.Status, o.Profile = 8192, 4096, 256, mac, "rgmii-id", "okay", "throughput" },
+		"rings": func(o *Overlay) { o.RxRing, o.TxRing = 2048, 1024 },
+		"all": func(o *Overlay) {
+			o.RxRing, o.TxRing, o.RxWatermark, o.MAC, o.PhyMode, o.Status, o.Profile = 8192, 4096, 256, mac, "rgmii-id", "okay", "throughput"
+		},
 		"disable":  func(o *Overlay) { o.Status = "disabled" },
 		"path":     func(o *Overlay) { o.TargetPath, o.RxRing = "/axi/ethernet@e000b000", 512 },
 		"gem1":     func(o *Overlay) { o.GEM, o.TxRing = "gem1", 64 },
