@@ -1,0 +1,166 @@
+package frames
+
+import (
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// window is how far back (in sequence numbers) duplicates are told from late frames.
+const window = 1 << 16
+
+// Counter is the sink's accounting of one stream. Add never allocates.
+type Counter struct {
+	Stream uint16
+	// Stats so far; lost is computed in Result.
+	Received, Reordered, Duplicated, Corrupted, Foreign, Bytes uint64
+	highest                                                    int64 // highest sequence seen, extended to 64 bits; -1 before the first
+	seen                                                       [window / 64]uint64
+	sent                                                       uint64 // from the end marker
+	sawEnd                                                     bool
+	first, last                                                int64 // RX times of the first and last frame, ns
+	lat                                                        *hdrhistogram.Histogram
+}
+
+// NewCounter returns the accounting of a stream, with latencies from 1 ns to 100 s.
+func NewCounter(stream uint16) *Counter {
+	return &Counter{Stream: stream, highest: -1, lat: hdrhistogram.New(1, 100e9, 3)}
+}
+
+// Add accounts one received frame of length n (without FCS) received at rxNanos
+// (CLOCK_REALTIME, as the TX stamp).
+func (c *Counter) Add(f []byte, rxNanos int64) {
+	in, k := Parse(f)
+	c.AddParsed(in, k, len(f), rxNanos)
+}
+
+// AddParsed is Add for a frame already parsed.
+func (c *Counter) AddParsed(in Info, k Kind, n int, rxNanos int64) {
+	if k == Foreign || in.Stream != c.Stream {
+		c.Foreign++
+		return
+	}
+	switch k {
+	case Corrupt:
+		c.Corrupted++
+		return
+	case End:
+		c.sent, c.sawEnd = in.Sent, true
+		return
+	}
+	// Extend the 32-bit sequence around the highest seen.
+	var seq int64
+	if c.highest < 0 {
+		seq = int64(in.Seq)
+	} else {
+		seq = c.highest + int64(int32(in.Seq-uint32(c.highest)))
+		if seq < 0 {
+			seq = int64(in.Seq)
+		}
+	}
+	switch {
+	case seq > c.highest:
+		gap := seq - c.highest
+		if c.highest < 0 || gap >= window {
+			clear(c.seen[:])
+		} else {
+			for s := c.highest + 1; s < seq; s++ {
+				c.seen[(s%window)/64] &^= 1 << (s % 64)
+			}
+		}
+		c.highest = seq
+	case c.highest-seq >= window:
+		// Too late to tell a duplicate from a reordered frame: counted as reordered.
+		c.Reordered++
+		c.count(in, n, rxNanos)
+		return
+	default:
+		if c.seen[(seq%window)/64]&(1<<(seq%64)) != 0 {
+			c.Duplicated++
+			return
+		}
+		c.Reordered++
+	}
+	c.seen[(seq%window)/64] |= 1 << (seq % 64)
+	c.count(in, n, rxNanos)
+}
+
+func (c *Counter) count(in Info, n int, rxNanos int64) {
+	c.Received++
+	c.Bytes += uint64(n + FCS)
+	if c.first == 0 {
+		c.first = rxNanos
+	}
+	c.last = rxNanos
+	d := (uint64(rxNanos) - in.TX) & (1<<48 - 1)
+	if d < 100e9 {
+		c.lat.RecordValue(int64(max(d, 1)))
+	}
+}
+
+// SawEnd reports whether the end marker arrived, with the count it carried.
+func (c *Counter) SawEnd() (uint64, bool) { return c.sent, c.sawEnd }
+
+// Latency is a latency summary, ns.
+type Latency struct {
+	P50  int64 `json:"p50"`
+	P90  int64 `json:"p90"`
+	P99  int64 `json:"p99"`
+	P999 int64 `json:"p999"`
+	Max  int64 `json:"max"`
+}
+
+// Result is a stream's outcome, with the JSON keys of the CLI.
+type Result struct {
+	Stream     uint16   `json:"stream"`
+	Sent       uint64   `json:"sent"`
+	Received   uint64   `json:"received"`
+	Lost       uint64   `json:"lost"`
+	LossPct    float64  `json:"loss_pct"`
+	Reordered  uint64   `json:"reordered"`
+	Duplicated uint64   `json:"duplicated"`
+	Corrupted  uint64   `json:"corrupted"`
+	Foreign    uint64   `json:"foreign"`
+	Seconds    float64  `json:"seconds"`
+	PPS        float64  `json:"pps"`
+	L2Mbps     float64  `json:"l2_mbps"`
+	WireMbps   float64  `json:"wire_mbps"`
+	Latency    *Latency `json:"latency_ns,omitempty"`
+	// LatencyKind says what the latency measures: one-way (sender and sink share a clock)
+	// or round-trip (through a reflector).
+	LatencyKind string `json:"latency_kind,omitempty"`
+}
+
+// Result sums up. sent is the count the sender reports when it is known (the same
+// process, or an end marker); 0 means unknown: then frames 0..highest are expected.
+// elapsed is the measuring time; 0 uses the span from the first to the last frame.
+func (c *Counter) Result(sent uint64, elapsed time.Duration) Result {
+	if sent == 0 && c.sawEnd {
+		sent = c.sent
+	}
+	if sent == 0 && c.highest >= 0 {
+		sent = uint64(c.highest + 1)
+	}
+	r := Result{Stream: c.Stream, Sent: sent, Received: c.Received, Reordered: c.Reordered, Duplicated: c.Duplicated, Corrupted: c.Corrupted, Foreign: c.Foreign}
+	if sent > c.Received {
+		r.Lost = sent - c.Received
+	}
+	if sent > 0 {
+		r.LossPct = 100 * float64(r.Lost) / float64(sent)
+	}
+	secs := elapsed.Seconds()
+	if elapsed == 0 && c.last > c.first && c.Received > 1 {
+		// The span of n frames is n-1 gaps: scale it up to n.
+		secs = float64(c.last-c.first) / 1e9 * float64(c.Received) / float64(c.Received-1)
+	}
+	r.Seconds = secs
+	if secs > 0 {
+		r.PPS = float64(c.Received) / secs
+		r.L2Mbps = float64(c.Bytes) * 8 / secs / 1e6
+		r.WireMbps = float64(c.Bytes+c.Received*WireOverhead) * 8 / secs / 1e6
+	}
+	if c.lat.TotalCount() > 0 {
+		r.Latency = &Latency{P50: c.lat.ValueAtQuantile(50), P90: c.lat.ValueAtQuantile(90), P99: c.lat.ValueAtQuantile(99), P999: c.lat.ValueAtQuantile(99.9), Max: c.lat.Max()}
+	}
+	return r
+}

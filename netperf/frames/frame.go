@@ -1,0 +1,265 @@
+// Package frames is the test-frame format of linerate's raw-socket traffic engine:
+// Ethernet (optionally 802.1Q) / IPv4 / UDP frames built once per flow and size with
+// gopacket's layers, then stamped per frame with a stream id, a sequence number and a TX
+// timestamp; the parser and the per-stream accounting of the sink; rates in the Ethernet
+// sense (RFC 2544, RFC 1242: line rate counts preamble and inter-frame gap).
+//
+// The test header at the start of the UDP payload is 16 bytes, so a 64-byte frame
+// (60 bytes before the FCS) carries it:
+//
+//	0  magic   u16  0x4c52 "LR" (data), 0x4c45 "LE" (end of stream)
+//	2  stream  u16
+//	4  seq     u32  (the sink extends it to 64 bits); end marker: bytes 4..12 = frames sent, u64
+//	8  tx ts   48 bits of CLOCK_REALTIME nanoseconds (wraps after 78 hours)
+//	14 csum    u16  Internet checksum of the whole UDP payload
+//
+// The rest of the payload is a fixed pattern. Because the payload carries its own
+// Internet checksum, its one's-complement sum is the same for every frame, so the UDP
+// checksum of a flow's template stays right whatever the sequence number and timestamp:
+// stamping a frame writes 16 bytes, never a checksum over the frame.
+package frames
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"net/netip"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+)
+
+const (
+	Magic     = 0x4c52
+	EndMagic  = 0x4c45
+	HeaderLen = 16
+	// DstPort is the UDP port of test frames (the sink also accepts any port: the magic
+	// and checksum identify a frame).
+	DstPort = 0x4c52
+	// FCS is the frame check sequence the NIC appends: frame sizes count it, as RFC 2544
+	// does; the buffers handed to the socket are size-4 bytes.
+	FCS = 4
+	// WireOverhead is what a frame costs on the wire beyond its size: preamble and SFD
+	// (8 bytes) and the minimum inter-frame gap (12).
+	WireOverhead = 20
+	MinSize      = 64
+	MaxSize      = 9018 // a 9000-byte MTU frame with its header and FCS
+	ethHdr       = 14
+	vlanHdr      = 4
+	ipHdr        = 20
+	udpHdr       = 8
+)
+
+// IMIX is the simple IMIX: 7:4:1 of 64, 594 and 1518-byte frames (40, 576 and 1500-byte
+// IP packets), 361.83 bytes on average.
+var IMIX = []int{64, 594, 64, 1518, 64, 594, 64, 64, 594, 64, 594, 64}
+
+// Spec describes the frames of one stream.
+type Spec struct {
+	Src, Dst     net.HardwareAddr
+	SrcIP, DstIP netip.Addr
+	VLAN         int   // 802.1Q VLAN id, 0 for none
+	Sizes        []int // frame sizes with FCS, cycled frame by frame (one for a fixed size)
+	Flows        int   // UDP source ports used, frame by frame, so RSS/RPS spread the load
+	Stream       uint16
+}
+
+// Defaults for the addresses: RFC 2544's benchmarking network, 198.18.0.0/15.
+var (
+	DefaultSrcIP = netip.MustParseAddr("198.18.0.1")
+	DefaultDstIP = netip.MustParseAddr("198.19.0.1")
+)
+
+const srcPortBase = 0xc000
+
+// Builder stamps frames of a stream into buffers without allocating.
+type Builder struct {
+	spec  Spec
+	tmpl  [][]tmpl // [flow][size index]
+	cycle []int    // size index of frame seq%len(cycle)
+}
+
+type tmpl struct {
+	frame []byte // without FCS
+	off   int    // offset of the test header
+	sum   uint32 // one's-complement sum of the payload's fixed words (magic, stream, pattern)
+}
+
+// MinSizeFor is the smallest frame size that carries the test header.
+func MinSizeFor(vlan bool) int {
+	n := ethHdr + ipHdr + udpHdr + HeaderLen + FCS
+	if vlan {
+		n += vlanHdr
+	}
+	return max(n, MinSize)
+}
+
+// NewBuilder checks the spec and builds one template per flow and size.
+func NewBuilder(s Spec) (*Builder, error) {
+	if len(s.Src) != 6 || len(s.Dst) != 6 {
+		return nil, fmt.Errorf("source and destination MAC must be 6 bytes")
+	}
+	if s.Flows < 1 || s.Flows > 65535-srcPortBase {
+		return nil, fmt.Errorf("flows %d: want 1..%d", s.Flows, 65535-srcPortBase)
+	}
+	if s.VLAN < 0 || s.VLAN > 4094 {
+		return nil, fmt.Errorf("VLAN %d: want 1..4094", s.VLAN)
+	}
+	if !s.SrcIP.IsValid() {
+		s.SrcIP = DefaultSrcIP
+	}
+	if !s.DstIP.IsValid() {
+		s.DstIP = DefaultDstIP
+	}
+	if !s.SrcIP.Is4() || !s.DstIP.Is4() {
+		return nil, fmt.Errorf("addresses must be IPv4")
+	}
+	if len(s.Sizes) == 0 {
+		return nil, fmt.Errorf("no frame size")
+	}
+	b := &Builder{spec: s}
+	var sizes []int
+	index := map[int]int{}
+	for _, sz := range s.Sizes {
+		if sz < MinSizeFor(s.VLAN != 0) || sz > MaxSize {
+			return nil, fmt.Errorf("frame size %d: want %d..%d", sz, MinSizeFor(s.VLAN != 0), MaxSize)
+		}
+		if _, ok := index[sz]; !ok {
+			index[sz] = len(sizes)
+			sizes = append(sizes, sz)
+		}
+		b.cycle = append(b.cycle, index[sz])
+	}
+	for f := 0; f < s.Flows; f++ {
+		var row []tmpl
+		for _, sz := range sizes {
+			t, err := build(s, sz, uint16(srcPortBase+f))
+			if err != nil {
+				return nil, err
+			}
+			row = append(row, t)
+		}
+		b.tmpl = append(b.tmpl, row)
+	}
+	return b, nil
+}
+
+func build(s Spec, size int, sport uint16) (tmpl, error) {
+	hdr := ethHdr + ipHdr + udpHdr
+	if s.VLAN != 0 {
+		hdr += vlanHdr
+	}
+	payload := make([]byte, size-FCS-hdr)
+	binary.BigEndian.PutUint16(payload[0:], Magic)
+	binary.BigEndian.PutUint16(payload[2:], s.Stream)
+	for i := HeaderLen; i < len(payload); i++ {
+		payload[i] = byte(i)
+	}
+	sum := onesSum(0, payload)
+	binary.BigEndian.PutUint16(payload[14:], ^fold(sum))
+
+	eth := &layers.Ethernet{SrcMAC: s.Src, DstMAC: s.Dst, EthernetType: layers.EthernetTypeIPv4}
+	ip := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Flags: layers.IPv4DontFragment, Protocol: layers.IPProtocolUDP,
+		SrcIP: s.SrcIP.AsSlice(), DstIP: s.DstIP.AsSlice()}
+	udp := &layers.UDP{SrcPort: layers.UDPPort(sport), DstPort: DstPort}
+	if err := udp.SetNetworkLayerForChecksum(ip); err != nil {
+		return tmpl{}, err
+	}
+	ls := []gopacket.SerializableLayer{eth}
+	if s.VLAN != 0 {
+		eth.EthernetType = layers.EthernetTypeDot1Q
+		ls = append(ls, &layers.Dot1Q{VLANIdentifier: uint16(s.VLAN), Type: layers.EthernetTypeIPv4})
+	}
+	ls = append(ls, ip, udp, gopacket.Payload(payload))
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ls...); err != nil {
+		return tmpl{}, err
+	}
+	frame := append([]byte{}, buf.Bytes()...)
+	if len(frame) != size-FCS {
+		return tmpl{}, fmt.Errorf("built %d bytes for size %d", len(frame), size)
+	}
+	// The fixed words: everything but seq (4..8) and the timestamp (8..14) and checksum.
+	fixed := append([]byte{}, payload...)
+	for i := 4; i < HeaderLen; i++ {
+		fixed[i] = 0
+	}
+	return tmpl{frame: frame, off: hdr, sum: onesSum(0, fixed)}, nil
+}
+
+// FrameLen is the buffer length of frame seq (its size less the FCS).
+func (b *Builder) FrameLen(seq uint64) int {
+	return len(b.pick(seq).frame)
+}
+
+// MaxFrameLen is the longest buffer the stream needs.
+func (b *Builder) MaxFrameLen() int {
+	n := 0
+	for _, t := range b.tmpl[0] {
+		n = max(n, len(t.frame))
+	}
+	return n
+}
+
+// AvgSize is the mean frame size (with FCS) over the size cycle.
+func (b *Builder) AvgSize() float64 {
+	var n int
+	for _, i := range b.cycle {
+		n += len(b.tmpl[0][i].frame) + FCS
+	}
+	return float64(n) / float64(len(b.cycle))
+}
+
+func (b *Builder) pick(seq uint64) *tmpl {
+	return &b.tmpl[seq%uint64(len(b.tmpl))][b.cycle[seq%uint64(len(b.cycle))]]
+}
+
+// Frame writes frame seq, stamped with txNanos, into dst and returns its length. dst
+// must hold FrameLen(seq) bytes.
+func (b *Builder) Frame(dst []byte, seq uint64, txNanos int64) int {
+	t := b.pick(seq)
+	n := copy(dst, t.frame)
+	h := dst[t.off : t.off+HeaderLen]
+	s32 := uint32(seq)
+	ts := uint64(txNanos) & (1<<48 - 1)
+	binary.BigEndian.PutUint32(h[4:], s32)
+	binary.BigEndian.PutUint16(h[8:], uint16(ts>>32))
+	binary.BigEndian.PutUint32(h[10:], uint32(ts))
+	sum := t.sum + s32>>16 + s32&0xffff + uint32(ts>>32) + uint32(ts>>16)&0xffff + uint32(ts)&0xffff
+	binary.BigEndian.PutUint16(h[14:], ^fold(sum))
+	return n
+}
+
+// EndFrame writes the end-of-stream marker that tells the sink how many frames were
+// sent, and returns its length (the stream's first size).
+func (b *Builder) EndFrame(dst []byte, sent uint64) int {
+	t := &b.tmpl[0][b.cycle[0]]
+	n := copy(dst, t.frame)
+	h := dst[t.off : t.off+HeaderLen]
+	binary.BigEndian.PutUint16(h[0:], EndMagic)
+	binary.BigEndian.PutUint64(h[4:], sent)
+	binary.BigEndian.PutUint16(h[12:], 0)
+	binary.BigEndian.PutUint16(h[14:], 0)
+	// Its own checksum keeps the payload's sum, and so the template's UDP checksum, right.
+	binary.BigEndian.PutUint16(h[14:], ^fold(onesSum(0, dst[t.off:n])))
+	return n
+}
+
+// onesSum adds b as big-endian 16-bit words (odd length padded with zero).
+func onesSum(sum uint32, b []byte) uint32 {
+	for len(b) >= 2 {
+		sum += uint32(b[0])<<8 | uint32(b[1])
+		b = b[2:]
+	}
+	if len(b) == 1 {
+		sum += uint32(b[0]) << 8
+	}
+	return sum
+}
+
+func fold(sum uint32) uint16 {
+	for sum > 0xffff {
+		sum = sum>>16 + sum&0xffff
+	}
+	return uint16(sum)
+}

@@ -1,0 +1,273 @@
+package frames
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+)
+
+var (
+	macA = net.HardwareAddr{0x02, 0, 0, 0, 0, 0xa}
+	macB = net.HardwareAddr{0x02, 0, 0, 0, 0, 0xb}
+)
+
+func builder(t testing.TB, sizes []int, flows, vlan int) *Builder {
+	t.Helper()
+	b, err := NewBuilder(Spec{Src: macA, Dst: macB, Sizes: sizes, Flows: flows, VLAN: vlan, Stream: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestChecksums: every stamped frame decodes with gopacket with valid IPv4 and UDP
+// checksums (recomputed from scratch), whatever the sequence number and timestamp.
+func TestChecksums(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	tagged := []int{68, 598, 1522}
+	for _, vlan := range []int{0, 100} {
+		sizes := IMIX
+		if vlan != 0 {
+			sizes = tagged
+		}
+		b := builder(t, sizes, 3, vlan)
+		buf := make([]byte, 2048)
+		for i := 0; i < 2000; i++ {
+			seq, ts := r.Uint64(), r.Int64()
+			n := b.Frame(buf, seq, ts)
+			if n != b.FrameLen(seq) {
+				t.Fatalf("length %d, FrameLen %d", n, b.FrameLen(seq))
+			}
+			checkFrame(t, buf[:n])
+			in, k := Parse(buf[:n])
+			if k != Data || in.Seq != uint32(seq) || in.TX != uint64(ts)&(1<<48-1) || in.Stream != 7 {
+				t.Fatalf("parse: %v %+v (seq %d ts %d)", k, in, seq, ts)
+			}
+		}
+		n := b.EndFrame(buf, 123456789012)
+		checkFrame(t, buf[:n])
+		if in, k := Parse(buf[:n]); k != End || in.Sent != 123456789012 {
+			t.Fatalf("end marker: %v %+v", k, in)
+		}
+	}
+}
+
+func checkFrame(t *testing.T, f []byte) {
+	t.Helper()
+	p := gopacket.NewPacket(f, layers.LayerTypeEthernet, gopacket.Default)
+	ip, _ := p.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
+	udp, _ := p.Layer(layers.LayerTypeUDP).(*layers.UDP)
+	if ip == nil || udp == nil {
+		t.Fatalf("not IPv4/UDP: %v", p)
+	}
+	want := udp.Checksum
+	ipsum := ip.Checksum
+	// Recompute both from scratch with gopacket.
+	udp.SetNetworkLayerForChecksum(ip)
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ip, udp, gopacket.Payload(udp.Payload)); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.Bytes()
+	if got := binary.BigEndian.Uint16(out[20+6:]); got != want {
+		t.Fatalf("UDP checksum %#04x, recomputed %#04x", want, got)
+	}
+	if got := binary.BigEndian.Uint16(out[10:]); got != ipsum {
+		t.Fatalf("IPv4 checksum %#04x, recomputed %#04x", ipsum, got)
+	}
+}
+
+func TestBuilderBad(t *testing.T) {
+	for _, s := range []Spec{
+		{Src: macA, Dst: macB, Sizes: []int{63}, Flows: 1},
+		{Src: macA, Dst: macB, Sizes: []int{9019}, Flows: 1},
+		{Src: macA, Dst: macB, Sizes: []int{64}, Flows: 1, VLAN: 5}, // 64 with a tag has no room
+		{Src: macA, Dst: macB, Sizes: []int{64}, Flows: 0},
+		{Src: macA, Dst: macB, Sizes: []int{64}, Flows: 1, VLAN: 4095},
+		{Src: macA[:3], Dst: macB, Sizes: []int{64}, Flows: 1},
+		{Src: macA, Dst: macB, Flows: 1},
+	} {
+		if _, err := NewBuilder(s); err == nil {
+			t.Errorf("%+v accepted", s)
+		}
+	}
+	if MinSizeFor(true) != 66 || MinSizeFor(false) != 64 {
+		t.Errorf("MinSizeFor: %d %d", MinSizeFor(false), MinSizeFor(true))
+	}
+}
+
+func TestParseCorruptAndForeign(t *testing.T) {
+	b := builder(t, []int{128}, 1, 0)
+	buf := make([]byte, 256)
+	n := b.Frame(buf, 5, 99)
+	for i := 42 + 4; i < n; i++ { // every payload byte but the magic
+		if i == 42+14 || i == 42+15 {
+			continue
+		}
+		f := append([]byte{}, buf[:n]...)
+		f[i] ^= 0x10
+		if _, k := Parse(f); k != Corrupt {
+			t.Fatalf("flipped byte %d: %v, want Corrupt", i, k)
+		}
+	}
+	arp := append([]byte{}, buf[:n]...)
+	binary.BigEndian.PutUint16(arp[12:], 0x0806)
+	other := append([]byte{}, buf[:n]...)
+	binary.BigEndian.PutUint16(other[36:], 53) // UDP to another port
+	for _, f := range [][]byte{arp, other, buf[:20], nil} {
+		if _, k := Parse(f); k != Foreign {
+			t.Errorf("%x: %v, want Foreign", f, k)
+		}
+	}
+}
+
+// feed runs a crafted sequence through a counter.
+func feed(c *Counter, b *Builder, seqs ...uint64) {
+	buf := make([]byte, 256)
+	for _, s := range seqs {
+		n := b.Frame(buf, s, 1000)
+		c.Add(buf[:n], 1500)
+	}
+}
+
+func TestCounter(t *testing.T) {
+	b := builder(t, []int{64}, 1, 0)
+	for _, tc := range []struct {
+		name                   string
+		seqs                   []uint64
+		sent                   uint64
+		recv, lost, reord, dup uint64
+	}{
+		{"in order", []uint64{0, 1, 2, 3, 4}, 5, 5, 0, 0, 0},
+		{"loss in the middle", []uint64{0, 1, 3, 4}, 5, 4, 1, 0, 0},
+		{"loss at the end, sent known", []uint64{0, 1, 2}, 5, 3, 2, 0, 0},
+		{"late start: head lost", []uint64{3, 4}, 0, 2, 3, 0, 0},
+		{"reordered", []uint64{0, 2, 1, 3}, 4, 4, 0, 1, 0},
+		{"duplicated", []uint64{0, 1, 1, 2, 2, 2}, 3, 3, 0, 0, 3},
+		{"late duplicate", []uint64{0, 1, 2, 3, 1}, 4, 4, 0, 0, 1},
+		{"reordered then its duplicate", []uint64{0, 2, 1, 1}, 3, 3, 0, 1, 1},
+		{"32-bit wrap", []uint64{1<<32 - 2, 1<<32 - 1, 1 << 32, 1<<32 + 1}, 0, 4, 1<<32 - 2, 0, 0},
+		{"gap wider than the window", []uint64{0, 1, 200000, 200001}, 200002, 4, 199998, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewCounter(7)
+			feed(c, b, tc.seqs...)
+			r := c.Result(tc.sent, time.Second)
+			if r.Received != tc.recv || r.Lost != tc.lost || r.Reordered != tc.reord || r.Duplicated != tc.dup {
+				t.Errorf("got received %d lost %d reordered %d duplicated %d, want %d %d %d %d", r.Received, r.Lost, r.Reordered, r.Duplicated, tc.recv, tc.lost, tc.reord, tc.dup)
+			}
+		})
+	}
+	// Other streams are foreign; corrupt frames are counted, not received; the end
+	// marker gives the count sent.
+	c := NewCounter(7)
+	other, _ := NewBuilder(Spec{Src: macA, Dst: macB, Sizes: []int{64}, Flows: 1, Stream: 8})
+	buf := make([]byte, 128)
+	feed(c, b, 0, 1)
+	n := other.Frame(buf, 2, 0)
+	c.Add(buf[:n], 0)
+	n = b.Frame(buf, 2, 0)
+	buf[50] ^= 1
+	c.Add(buf[:n], 0)
+	n = b.EndFrame(buf, 10)
+	c.Add(buf[:n], 0)
+	r := c.Result(0, time.Second)
+	if r.Foreign != 1 || r.Corrupted != 1 || r.Sent != 10 || r.Lost != 8 || r.Received != 2 {
+		t.Errorf("%+v", r)
+	}
+	if r.Latency == nil || r.Latency.P50 != 500 || r.Latency.Max != 500 {
+		t.Errorf("latency %+v, want 500 ns", r.Latency)
+	}
+	if r.PPS != 2 || r.L2Mbps != 2*64*8/1e6 || r.WireMbps != 2*84*8/1e6 {
+		t.Errorf("rates %+v", r)
+	}
+}
+
+func TestRates(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		size float64
+		fps  float64
+	}{
+		{"100%", 64, 1488095.238},
+		{"100%", 1518, 81274.382},
+		{"50%", 64, 744047.619},
+		{"950Mbit", 1518, 77210.663},
+		{"1Gbit", 64, 1488095.238},
+		{"200kpps", 64, 200000},
+		{"1.2Mpps", 64, 1200000},
+		{"1000pps", 1518, 1000},
+		{"84000bps", 64, 125},
+	} {
+		r, err := ParseRate(tc.in)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.in, err)
+		}
+		fps, err := r.FPS(1000, tc.size)
+		if err != nil || fps < tc.fps-0.01 || fps > tc.fps+0.01 {
+			t.Errorf("%s at %v B: %v fps %v, want %v", tc.in, tc.size, fps, err, tc.fps)
+		}
+	}
+	for _, bad := range []string{"", "fast", "0%", "-5%", "950", "1e3xpps", "abcMbit"} {
+		if _, err := ParseRate(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	for _, over := range []string{"101%", "1.1Gbit", "1.5Mpps"} {
+		r, _ := ParseRate(over)
+		if _, err := r.FPS(1000, 64); err == nil {
+			t.Errorf("%s on 1 GbE at 64 B accepted", over)
+		}
+	}
+	if s, err := ParseSizes("imix"); err != nil || len(s) != 12 {
+		t.Errorf("imix: %v %v", s, err)
+	}
+	if b := builder(t, IMIX, 1, 0); b.AvgSize() < 361.8 || b.AvgSize() > 361.9 {
+		t.Errorf("IMIX average %v", b.AvgSize())
+	}
+}
+
+// FuzzParse: any frame is classified without a panic, and a frame the parser calls Data
+// re-stamped by nobody stays Data when parsed again.
+func FuzzParse(f *testing.F) {
+	b := builder(f, []int{64, 1518}, 2, 0)
+	buf := make([]byte, 2048)
+	f.Add(append([]byte{}, buf[:b.Frame(buf, 1, 2)]...))
+	f.Add(append([]byte{}, buf[:b.Frame(buf, 2, 2)]...))
+	f.Add(append([]byte{}, buf[:b.EndFrame(buf, 9)]...))
+	bv := builder(f, []int{128}, 1, 42)
+	f.Add(append([]byte{}, buf[:bv.Frame(buf, 3, 4)]...))
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		in, k := Parse(frame)
+		c := NewCounter(in.Stream)
+		c.AddParsed(in, k, len(frame), 1)
+		if in2, k2 := Parse(frame); k2 != k || in2 != in {
+			t.Fatal("Parse is not deterministic")
+		}
+	})
+}
+
+func BenchmarkFrame(b *testing.B) {
+	bl := builder(b, []int{64}, 16, 0)
+	buf := make([]byte, 128)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		bl.Frame(buf, uint64(i), int64(i))
+	}
+}
+
+func BenchmarkCounter(b *testing.B) {
+	bl := builder(b, []int{64}, 1, 0)
+	c := NewCounter(7)
+	buf := make([]byte, 128)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		n := bl.Frame(buf, uint64(i), int64(i))
+		c.Add(buf[:n], int64(i)+1000)
+	}
+}
