@@ -1,0 +1,244 @@
+package rawsock
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zynqnet/linerate/netperf/frames"
+)
+
+// GenOptions bound and pace a run of Gen. A run ends at Count frames or after Duration,
+// whichever comes first; at least one of them must be set.
+type GenOptions struct {
+	FPS        float64 // frames per second; 0 sends as fast as the ring drains
+	Count      uint64
+	Duration   time.Duration
+	EndMarkers bool                  // tell the sink how many frames were sent
+	Progress   func(sent uint64, el time.Duration) // about once a second
+}
+
+// GenStats is what Gen sent.
+type GenStats struct {
+	Sent    uint64
+	Bytes   uint64 // with FCS
+	Elapsed time.Duration
+}
+
+// Gen stamps frames 0, 1, ... of b into the ring on an absolute schedule (frame i is due
+// at i/FPS seconds), so the average rate is exact whatever the timer's resolution; the
+// frames due are handed to the driver in one batch.
+func Gen(ctx context.Context, tx *TX, b *frames.Builder, o GenOptions) (GenStats, error) {
+	var st GenStats
+	start := time.Now()
+	nextProgress := time.Second
+	for {
+		now := time.Now()
+		el := now.Sub(start)
+		if ctx.Err() != nil || (o.Duration > 0 && el >= o.Duration) || (o.Count > 0 && st.Sent >= o.Count) {
+			break
+		}
+		if o.Progress != nil && el >= nextProgress {
+			o.Progress(st.Sent, el)
+			nextProgress += time.Second
+		}
+		due := ^uint64(0)
+		if o.FPS > 0 {
+			due = uint64(o.FPS*el.Seconds()) + 1
+		}
+		if o.Count > 0 {
+			due = min(due, o.Count)
+		}
+		if due <= st.Sent {
+			wait := time.Duration(float64(st.Sent)/o.FPS*1e9) - el
+			if wait > 300*time.Microsecond {
+				time.Sleep(wait - 200*time.Microsecond)
+			} else {
+				runtime.Gosched()
+			}
+			continue
+		}
+		ts := now.UnixNano()
+		filled := 0
+		for n := min(due-st.Sent, 1024); n > 0; n-- {
+			slot, err := tx.Slot()
+			if err != nil {
+				return st, err
+			}
+			if slot == nil {
+				break
+			}
+			l := b.Frame(slot, st.Sent, ts)
+			tx.Commit(l)
+			st.Sent++
+			st.Bytes += uint64(l + frames.FCS)
+			filled++
+		}
+		if err := tx.Kick(); err != nil {
+			return st, err
+		}
+		if filled == 0 {
+			// The ring is full: the driver is the bottleneck; give it the CPU.
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+	st.Elapsed = time.Since(start)
+	tx.Drain(time.Second)
+	if o.EndMarkers {
+		// Three markers, a millisecond apart: one lost marker must not cost the count.
+		for i := 0; i < 3; i++ {
+			if slot, _ := tx.Slot(); slot != nil {
+				tx.Commit(b.EndFrame(slot, st.Sent))
+				tx.Kick()
+			}
+			time.Sleep(time.Millisecond)
+		}
+		tx.Drain(time.Second)
+	}
+	return st, nil
+}
+
+// SinkOptions bound a run of Sink: it ends at Duration, at Count frames of the stream,
+// after the sender's end marker (plus Grace for late frames), or when ctx ends.
+type SinkOptions struct {
+	Duration time.Duration
+	Count    uint64
+	Grace    time.Duration
+	Progress func(c *frames.Counter, el time.Duration)
+	// Stop, when set, ends the run as soon as it reads true (the same-process sender
+	// is done and its frames had time to arrive).
+	Stop *atomic.Bool
+	// Seen, when set, is kept at the count of the stream's frames received, for another
+	// goroutine to watch.
+	Seen *atomic.Uint64
+}
+
+// Sink feeds every frame received into c. It returns the time from the first frame of
+// the stream (or the start) to the end.
+func Sink(ctx context.Context, rx *RX, c *frames.Counter, o SinkOptions) (time.Duration, error) {
+	start := time.Now()
+	var endAt time.Time
+	nextProgress := time.Second
+	grace := o.Grace
+	if grace == 0 {
+		grace = 200 * time.Millisecond
+	}
+	for {
+		el := time.Since(start)
+		if ctx.Err() != nil || (o.Duration > 0 && el >= o.Duration) || (o.Count > 0 && c.Received >= o.Count) ||
+			(o.Stop != nil && o.Stop.Load()) || (!endAt.IsZero() && time.Now().After(endAt)) {
+			return el, nil
+		}
+		if o.Progress != nil && el >= nextProgress {
+			o.Progress(c, el)
+			nextProgress += time.Second
+		}
+		if _, err := rx.Poll(10*time.Millisecond, c.Add); err != nil {
+			return el, err
+		}
+		if o.Seen != nil {
+			o.Seen.Store(c.Received)
+		}
+		if _, ok := c.SawEnd(); ok && endAt.IsZero() {
+			endAt = time.Now().Add(grace)
+		}
+	}
+}
+
+// ReflectStats is what a reflector did.
+type ReflectStats struct {
+	Reflected uint64 `json:"reflected"`
+	Foreign   uint64 `json:"foreign"`
+	Dropped   uint64 `json:"dropped"` // test frames the TX ring had no room for
+}
+
+// Reflect sends every test frame addressed to mac back where it came from, MACs swapped,
+// until ctx ends or duration passes (0: until ctx ends).
+func Reflect(ctx context.Context, rx *RX, tx *TX, mac net.HardwareAddr, duration time.Duration, progress func(ReflectStats, time.Duration)) (ReflectStats, error) {
+	var st ReflectStats
+	start := time.Now()
+	nextProgress := time.Second
+	var txErr error
+	handle := func(f []byte, _ int64) {
+		if len(f) < 14 || !bytes.Equal(f[:6], mac) {
+			st.Foreign++
+			return
+		}
+		if _, k := frames.Parse(f); k == frames.Foreign {
+			st.Foreign++
+			return
+		}
+		slot, err := tx.Slot()
+		if err != nil {
+			txErr = err
+		}
+		if slot == nil || len(f) > len(slot) {
+			st.Dropped++
+			return
+		}
+		n := copy(slot, f)
+		frames.SwapMACs(slot[:n])
+		tx.Commit(n)
+		st.Reflected++
+	}
+	for {
+		el := time.Since(start)
+		if ctx.Err() != nil || (duration > 0 && el >= duration) {
+			tx.Drain(time.Second)
+			return st, nil
+		}
+		if progress != nil && el >= nextProgress {
+			progress(st, el)
+			nextProgress += time.Second
+		}
+		if _, err := rx.Poll(10*time.Millisecond, handle); err != nil {
+			return st, err
+		}
+		if txErr != nil {
+			return st, txErr
+		}
+		if err := tx.Kick(); err != nil {
+			return st, err
+		}
+	}
+}
+
+// Trial runs one measurement in one process: a sink on rx for a fresh stream and Gen on
+// tx, then waits (up to settle) for the frames in flight. It is what the RFC 2544 tests
+// are made of.
+func Trial(ctx context.Context, tx *TX, rx *RX, spec frames.Spec, o GenOptions, settle time.Duration) (frames.Result, GenStats, error) {
+	b, err := frames.NewBuilder(spec)
+	if err != nil {
+		return frames.Result{}, GenStats{}, err
+	}
+	c := frames.NewCounter(spec.Stream)
+	var stop atomic.Bool
+	var seen atomic.Uint64
+	var wg sync.WaitGroup
+	var sinkErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, sinkErr = Sink(ctx, rx, c, SinkOptions{Stop: &stop, Seen: &seen})
+	}()
+	gs, err := Gen(ctx, tx, b, o)
+	if err == nil {
+		deadline := time.Now().Add(settle)
+		for time.Now().Before(deadline) && ctx.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+			if seen.Load() >= gs.Sent {
+				break
+			}
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	if err == nil {
+		err = sinkErr
+	}
+	return c.Result(gs.Sent, gs.Elapsed), gs, err
+}

@@ -1,0 +1,296 @@
+// Package rawsock is the raw-socket half of linerate's traffic engine: AF_PACKET rings
+// (Documentation/networking/packet_mmap.rst) on golang.org/x/sys/unix, pure Go. TX uses a
+// TPACKET_V2 PACKET_TX_RING with PACKET_QDISC_BYPASS: frames are stamped straight into
+// the shared ring and one send() hands a whole batch to the driver. RX uses a TPACKET_V3
+// block ring. The ring headers are read at fixed offsets (their fields are fixed-width,
+// so the layout is the same on arm, arm64 and amd64); no gopacket afpacket here because
+// its TX path is one write per frame.
+package rawsock
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Ring header layout (include/uapi/linux/if_packet.h).
+const (
+	tpStatusKernel      = 0
+	tpStatusUser        = 1 // RX: the block is the user's
+	tpStatusAvailable   = 0 // TX: free for the user
+	tpStatusSendRequest = 1
+	tpStatusWrongFormat = 4
+
+	// TPACKET_ALIGN(sizeof(struct tpacket2_hdr)): where TX data starts without
+	// PACKET_TX_HAS_OFF (TPACKET2_HDRLEN - sizeof(struct sockaddr_ll)).
+	tp2DataOff = 32
+	// struct tpacket3_hdr is 48 bytes; struct sockaddr_ll follows it.
+	tp3HdrLen      = 48
+	sllPkttypeOff  = tp3HdrLen + 10
+	packetOutgoing = 4
+)
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
+
+func u32at(b []byte, off int) *uint32 { return (*uint32)(unsafe.Pointer(&b[off])) }
+
+func ifIndex(name string) (int, error) {
+	ifi, err := net.InterfaceByName(name)
+	if err != nil {
+		return 0, fmt.Errorf("interface %q: %w", name, err)
+	}
+	return ifi.Index, nil
+}
+
+// TX is a TPACKET_V2 transmit ring bound to one interface.
+type TX struct {
+	fd        int
+	ring      []byte
+	frameSize int
+	frames    int
+	next      int
+	pending   int // frames committed since the last Kick
+	maxLen    int
+}
+
+// OpenTX opens a transmit ring for frames of up to maxLen bytes (without FCS). bypass
+// sets PACKET_QDISC_BYPASS (frames skip the interface's qdisc, as trafgen does).
+func OpenTX(iface string, maxLen int, bypass bool) (*TX, error) {
+	idx, err := ifIndex(iface)
+	if err != nil {
+		return nil, err
+	}
+	// Protocol 0: the socket transmits only and is never handed received frames; the
+	// kernel takes each frame's protocol from its Ethernet header.
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("AF_PACKET socket: %w (needs CAP_NET_RAW)", err)
+	}
+	t := &TX{fd: fd, maxLen: maxLen}
+	fail := func(what string, err error) (*TX, error) {
+		t.Close()
+		return nil, fmt.Errorf("%s: TX ring: %s: %w", iface, what, err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V2); err != nil {
+		return fail("TPACKET_V2", err)
+	}
+	if bypass {
+		if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_QDISC_BYPASS, 1); err != nil {
+			return fail("PACKET_QDISC_BYPASS", err)
+		}
+	}
+	t.frameSize = 128
+	for t.frameSize < tp2DataOff+maxLen {
+		t.frameSize *= 2
+	}
+	block := max(t.frameSize, 1<<16)
+	// About 4 MiB of ring: 32768 small frames, 256 jumbo ones.
+	blocks := max(4<<20/block, 4)
+	t.frames = blocks * (block / t.frameSize)
+	req := unix.TpacketReq{Block_size: uint32(block), Block_nr: uint32(blocks), Frame_size: uint32(t.frameSize), Frame_nr: uint32(t.frames)}
+	if err := unix.SetsockoptTpacketReq(fd, unix.SOL_PACKET, unix.PACKET_TX_RING, &req); err != nil {
+		return fail("PACKET_TX_RING", err)
+	}
+	if t.ring, err = unix.Mmap(fd, 0, block*blocks, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED); err != nil {
+		return fail("mmap", err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Ifindex: idx}); err != nil {
+		return fail("bind", err)
+	}
+	return t, nil
+}
+
+// Frames is the ring's capacity.
+func (t *TX) Frames() int { return t.frames }
+
+// Slot returns the data area of the next free frame, or nil when the ring is full (the
+// driver has not sent what was queued yet).
+func (t *TX) Slot() ([]byte, error) {
+	off := t.next * t.frameSize
+	switch st := atomic.LoadUint32(u32at(t.ring, off)); st {
+	case tpStatusAvailable:
+		return t.ring[off+tp2DataOff : off+tp2DataOff+t.maxLen], nil
+	case tpStatusWrongFormat:
+		return nil, errors.New("the kernel refused a frame as malformed (TP_STATUS_WRONG_FORMAT)")
+	}
+	return nil, nil
+}
+
+// Commit queues the frame written into the slot Slot returned, n bytes long.
+func (t *TX) Commit(n int) {
+	off := t.next * t.frameSize
+	*u32at(t.ring, off+4) = uint32(n) // tp_len
+	atomic.StoreUint32(u32at(t.ring, off), tpStatusSendRequest)
+	t.next = (t.next + 1) % t.frames
+	t.pending++
+}
+
+// Kick hands the queued frames to the driver (one send() for the batch).
+func (t *TX) Kick() error {
+	if t.pending == 0 {
+		return nil
+	}
+	t.pending = 0
+	for {
+		err := unix.Sendto(t.fd, nil, unix.MSG_DONTWAIT, nil)
+		switch {
+		case err == nil, errors.Is(err, unix.EAGAIN), errors.Is(err, unix.ENOBUFS):
+			return nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.ENETDOWN), errors.Is(err, unix.ENXIO):
+			return fmt.Errorf("the interface went down: %w", err)
+		}
+		return fmt.Errorf("send: %w", err)
+	}
+}
+
+// Drain waits (bounded) until the driver has taken every queued frame.
+func (t *TX) Drain(timeout time.Duration) {
+	t.Kick()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		busy := false
+		for i := 0; i < t.frames; i++ {
+			if st := atomic.LoadUint32(u32at(t.ring, i*t.frameSize)); st != tpStatusAvailable && st != tpStatusWrongFormat {
+				busy = true
+				break
+			}
+		}
+		if !busy {
+			return
+		}
+		unix.Sendto(t.fd, nil, unix.MSG_DONTWAIT, nil)
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Close unmaps the ring and closes the socket.
+func (t *TX) Close() error {
+	if t.ring != nil {
+		unix.Munmap(t.ring)
+		t.ring = nil
+	}
+	if t.fd >= 0 {
+		unix.Close(t.fd)
+		t.fd = -1
+	}
+	return nil
+}
+
+// RX is a TPACKET_V3 receive ring bound to one interface.
+type RX struct {
+	fd        int
+	ring      []byte
+	blockSize int
+	blocks    int
+	cur       int
+}
+
+// OpenRX opens a receive ring on iface for every protocol; frames the host itself sends
+// are left out (PACKET_IGNORE_OUTGOING, and the packet type where that is missing).
+func OpenRX(iface string) (*RX, error) {
+	idx, err := ifIndex(iface)
+	if err != nil {
+		return nil, err
+	}
+	// Protocol 0 until the ring is set and bound, so no frame of another interface is
+	// queued in between.
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("AF_PACKET socket: %w (needs CAP_NET_RAW)", err)
+	}
+	r := &RX{fd: fd, blockSize: 1 << 20, blocks: 32}
+	fail := func(what string, err error) (*RX, error) {
+		r.Close()
+		return nil, fmt.Errorf("%s: RX ring: %s: %w", iface, what, err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V3); err != nil {
+		return fail("TPACKET_V3", err)
+	}
+	unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1) // Linux 4.20+
+	req := unix.TpacketReq3{Block_size: uint32(r.blockSize), Block_nr: uint32(r.blocks), Frame_size: 2048,
+		Frame_nr: uint32(r.blockSize / 2048 * r.blocks), Retire_blk_tov: 2}
+	if err := unix.SetsockoptTpacketReq3(fd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req); err != nil {
+		return fail("PACKET_RX_RING", err)
+	}
+	if r.ring, err = unix.Mmap(fd, 0, r.blockSize*r.blocks, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED); err != nil {
+		return fail("mmap", err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: idx}); err != nil {
+		return fail("bind", err)
+	}
+	return r, nil
+}
+
+// Poll hands every frame of the blocks ready now to fn (its bytes are valid only during
+// the call; rxNanos is the kernel's receive time, CLOCK_REALTIME), waiting up to timeout
+// for the first block. It returns the number of frames handed over.
+func (r *RX) Poll(timeout time.Duration, fn func(frame []byte, rxNanos int64)) (int, error) {
+	n := 0
+	for {
+		b := r.ring[r.cur*r.blockSize : (r.cur+1)*r.blockSize]
+		status := u32at(b, 8)
+		if atomic.LoadUint32(status)&tpStatusUser == 0 {
+			if n > 0 || timeout <= 0 {
+				return n, nil
+			}
+			ms := int(timeout / time.Millisecond)
+			if ms == 0 {
+				ms = 1
+			}
+			_, err := unix.Poll([]unix.PollFd{{Fd: int32(r.fd), Events: unix.POLLIN | unix.POLLERR}}, ms)
+			if err != nil && !errors.Is(err, unix.EINTR) {
+				return n, fmt.Errorf("poll: %w", err)
+			}
+			timeout = 0
+			continue
+		}
+		num := int(*u32at(b, 12))
+		off := int(*u32at(b, 16))
+		for i := 0; i < num && off > 0 && off+tp3HdrLen <= len(b); i++ {
+			sec, nsec := *u32at(b, off+4), *u32at(b, off+8)
+			snap := int(*u32at(b, off+12))
+			mac := int(*(*uint16)(unsafe.Pointer(&b[off+24])))
+			if b[off+sllPkttypeOff] != packetOutgoing && off+mac+snap <= len(b) {
+				fn(b[off+mac:off+mac+snap], int64(sec)*1e9+int64(nsec))
+				n++
+			}
+			next := int(*u32at(b, off))
+			if next == 0 {
+				break
+			}
+			off += next
+		}
+		atomic.StoreUint32(status, tpStatusKernel)
+		r.cur = (r.cur + 1) % r.blocks
+	}
+}
+
+// Drops is how many frames the kernel dropped because the ring was full (counted since
+// the last call), a sink that was too slow, not loss on the path.
+func (r *RX) Drops() uint64 {
+	st, err := unix.GetsockoptTpacketStatsV3(r.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)
+	if err != nil {
+		return 0
+	}
+	return uint64(st.Drops)
+}
+
+// Close unmaps the ring and closes the socket.
+func (r *RX) Close() error {
+	if r.ring != nil {
+		unix.Munmap(r.ring)
+		r.ring = nil
+	}
+	if r.fd >= 0 {
+		unix.Close(r.fd)
+		r.fd = -1
+	}
+	return nil
+}
