@@ -58,7 +58,7 @@ type command struct {
 }
 
 func commands() []command {
-	return []command{
+	cs := []command{
 		showCommand(),
 		doctorCommand(),
 		snapshotCommand(),
@@ -66,9 +66,9 @@ func commands() []command {
 		revertCommand(),
 		profileCommand(),
 		dtsCommand(),
-		iperf3Command(),
-		versionCommand(),
 	}
+	cs = append(cs, genCommands()...)
+	return append(cs, iperf3Command(), versionCommand())
 }
 
 const topUsage = `linerate brings a Zynq board's Ethernet to line rate and proves it.

@@ -1,0 +1,278 @@
+// Package rfc2544 runs the RFC 2544 benchmarks (section 26: throughput, latency, frame
+// loss rate, back-to-back frames) over any trial runner: linerate's raw-socket engine
+// on a real port, or a fake in the tests.
+package rfc2544
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zynqnet/linerate/netperf/frames"
+)
+
+// Trialer runs one trial: frames of size at fps for d, or, when count > 0, a burst of
+// count frames at fps. It returns the sink's result for that trial's own stream.
+type Trialer interface {
+	Trial(ctx context.Context, size int, fps float64, d time.Duration, count uint64) (frames.Result, error)
+}
+
+// Tests, in the order RFC 2544 section 26 lists them.
+var AllTests = []string{"throughput", "latency", "loss", "backtoback"}
+
+// DefaultSizes are RFC 2544's frame sizes for Ethernet (section 9.1).
+var DefaultSizes = []int{64, 128, 256, 512, 1024, 1280, 1518}
+
+// Config is one run.
+type Config struct {
+	Sizes    []int
+	Trial    time.Duration // length of each trial (RFC 2544: at least 60 s; 10 s default here)
+	LossTol  float64       // percent of frames a throughput trial may lose
+	Res      float64       // throughput search resolution, percent of the rate found
+	Tests    []string
+	LinkMbps int
+	// BurstTrial is how long the longest back-to-back burst lasts at line rate (RFC
+	// 2544 section 26.4: 2 s).
+	BurstTrial time.Duration
+	Progress   func(string)
+}
+
+// Point is one trial's outcome.
+type Point struct {
+	Percent float64 `json:"percent"`
+	FPS     float64 `json:"fps"`
+	Sent    uint64  `json:"sent"`
+	Lost    uint64  `json:"lost"`
+	LossPct float64 `json:"loss_pct"`
+}
+
+// SizeResult is every test's outcome for one frame size.
+type SizeResult struct {
+	Size       int         `json:"size"`
+	LineFPS    float64     `json:"line_fps"`
+	Throughput *Throughput `json:"throughput,omitempty"`
+	Latency    *Latency    `json:"latency,omitempty"`
+	Loss       []Point     `json:"frame_loss,omitempty"`
+	BackToBack *BackToBack `json:"back_to_back,omitempty"`
+}
+
+// Throughput is the highest rate with loss within tolerance (RFC 2544 26.1).
+type Throughput struct {
+	FPS      float64 `json:"fps"`
+	Percent  float64 `json:"percent"`
+	L2Mbps   float64 `json:"l2_mbps"`
+	WireMbps float64 `json:"wire_mbps"`
+	Trials   []Point `json:"trials"`
+}
+
+// Latency is measured at the throughput rate (RFC 2544 26.2).
+type Latency struct {
+	FPS  float64         `json:"fps"`
+	Kind string          `json:"kind"`
+	NS   *frames.Latency `json:"latency_ns"`
+}
+
+// BackToBack is the longest burst at line rate without loss (RFC 2544 26.4).
+type BackToBack struct {
+	Frames  uint64  `json:"frames"`
+	Seconds float64 `json:"seconds"`
+	Trials  []Point `json:"trials"`
+}
+
+// Check validates a config before any frame is sent.
+func (c *Config) Check() error {
+	if len(c.Sizes) == 0 {
+		return fmt.Errorf("no frame sizes")
+	}
+	if c.Trial <= 0 {
+		return fmt.Errorf("trial length %v: want a positive duration", c.Trial)
+	}
+	if c.LossTol < 0 || c.LossTol >= 100 {
+		return fmt.Errorf("loss tolerance %v%%: want 0 to below 100", c.LossTol)
+	}
+	if c.Res <= 0 || c.Res > 50 {
+		return fmt.Errorf("resolution %v%%: want above 0, at most 50", c.Res)
+	}
+	if c.LinkMbps <= 0 {
+		return fmt.Errorf("link speed unknown: give --link-mbps")
+	}
+	for _, t := range c.Tests {
+		if !slices.Contains(AllTests, t) {
+			return fmt.Errorf("unknown test %q (have %s)", t, strings.Join(AllTests, ", "))
+		}
+	}
+	return nil
+}
+
+func (c *Config) say(format string, a ...any) {
+	if c.Progress != nil {
+		c.Progress(fmt.Sprintf(format, a...))
+	}
+}
+
+// Run runs the configured tests for every size.
+func Run(ctx context.Context, t Trialer, c Config) ([]SizeResult, error) {
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	if c.BurstTrial == 0 {
+		c.BurstTrial = 2 * time.Second
+	}
+	var out []SizeResult
+	for _, size := range c.Sizes {
+		line := frames.LinePPS(c.LinkMbps, float64(size))
+		r := SizeResult{Size: size, LineFPS: line}
+		trial := func(pct float64, count uint64) (frames.Result, Point, error) {
+			fps := line * pct / 100
+			res, err := t.Trial(ctx, size, fps, c.Trial, count)
+			p := Point{Percent: pct, FPS: fps, Sent: res.Sent, Lost: res.Lost, LossPct: res.LossPct}
+			if err == nil && res.Sent == 0 {
+				err = fmt.Errorf("a trial at %.2f%% sent nothing", pct)
+			}
+			return res, p, err
+		}
+		if slices.Contains(c.Tests, "throughput") || slices.Contains(c.Tests, "latency") {
+			tp, err := c.throughput(size, trial)
+			if err != nil {
+				return out, err
+			}
+			r.Throughput = tp
+		}
+		if slices.Contains(c.Tests, "latency") && r.Throughput.FPS > 0 {
+			res, _, err := trial(r.Throughput.Percent, 0)
+			if err != nil {
+				return out, err
+			}
+			r.Latency = &Latency{FPS: r.Throughput.FPS, Kind: res.LatencyKind, NS: res.Latency}
+			c.say("%d bytes: latency at %.2f%%: %v", size, r.Throughput.Percent, res.Latency)
+		}
+		if !slices.Contains(c.Tests, "throughput") {
+			r.Throughput = nil
+		}
+		if slices.Contains(c.Tests, "loss") {
+			clean := 0
+			for pct := 100.0; pct >= 10 && clean < 2; pct -= 10 {
+				_, p, err := trial(pct, 0)
+				if err != nil {
+					return out, err
+				}
+				r.Loss = append(r.Loss, p)
+				c.say("%d bytes: frame loss at %.0f%%: %.3f%% (%d of %d)", size, pct, p.LossPct, p.Lost, p.Sent)
+				if p.Lost == 0 {
+					clean++
+				} else {
+					clean = 0
+				}
+			}
+		}
+		if slices.Contains(c.Tests, "backtoback") {
+			b, err := c.backToBack(size, line, trial)
+			if err != nil {
+				return out, err
+			}
+			r.BackToBack = b
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// throughput is the binary search of RFC 2544 26.1: start at line rate; halve the
+// interval between the highest passing and lowest failing rate until it is within the
+// resolution (relative to the rate).
+func (c *Config) throughput(size int, trial func(float64, uint64) (frames.Result, Point, error)) (*Throughput, error) {
+	tp := &Throughput{}
+	lo, hi := 0.0, 100.0
+	pct := 100.0
+	for i := 0; i < 64; i++ {
+		res, p, err := trial(pct, 0)
+		if err != nil {
+			return nil, err
+		}
+		tp.Trials = append(tp.Trials, p)
+		pass := res.LossPct <= c.LossTol
+		c.say("%d bytes: throughput trial at %.3f%% (%.0f fps): loss %.3f%% %s", size, pct, p.FPS, res.LossPct, map[bool]string{true: "pass", false: "fail"}[pass])
+		if pass {
+			lo = pct
+			if pct == 100 {
+				break
+			}
+		} else {
+			hi = pct
+		}
+		if hi-lo <= c.Res/100*hi {
+			break
+		}
+		pct = (lo + hi) / 2
+	}
+	if lo > 0 {
+		last := tp.Trials[0]
+		for _, p := range tp.Trials {
+			if p.Percent == lo {
+				last = p
+			}
+		}
+		tp.FPS, tp.Percent = last.FPS, lo
+		tp.L2Mbps = tp.FPS * float64(size) * 8 / 1e6
+		tp.WireMbps = tp.FPS * float64(size+frames.WireOverhead) * 8 / 1e6
+	}
+	return tp, nil
+}
+
+// backToBack searches the longest burst at line rate without loss, up to BurstTrial's
+// worth of frames, to within 1% (RFC 2544 26.4 repeats each length 50 times; one trial
+// per length here, and the search is the repetition).
+func (c *Config) backToBack(size int, line float64, trial func(float64, uint64) (frames.Result, Point, error)) (*BackToBack, error) {
+	b := &BackToBack{}
+	maxN := uint64(line * c.BurstTrial.Seconds())
+	lo, hi := uint64(0), maxN
+	n := maxN
+	for i := 0; i < 64 && n > 0; i++ {
+		_, p, err := trial(100, n)
+		if err != nil {
+			return nil, err
+		}
+		b.Trials = append(b.Trials, p)
+		c.say("%d bytes: back-to-back burst of %d frames: lost %d", size, n, p.Lost)
+		if p.Lost == 0 {
+			lo = n
+			if n == maxN {
+				break
+			}
+		} else {
+			hi = n
+		}
+		if hi-lo <= max(1, hi/100) {
+			break
+		}
+		n = (lo + hi) / 2
+	}
+	b.Frames = lo
+	b.Seconds = float64(lo) / line
+	return b, nil
+}
+
+// Table writes the results as a table per frame size.
+func Table(rs []SizeResult) string {
+	var s strings.Builder
+	for _, r := range rs {
+		fmt.Fprintf(&s, "frame size %d bytes (line rate %.0f fps)\n", r.Size, r.LineFPS)
+		if t := r.Throughput; t != nil {
+			fmt.Fprintf(&s, "  throughput    %10.0f fps  %7.3f%%  %8.2f Mbit/s L2  %8.2f Mbit/s wire  (%d trials)\n", t.FPS, t.Percent, t.L2Mbps, t.WireMbps, len(t.Trials))
+		}
+		if l := r.Latency; l != nil && l.NS != nil {
+			fmt.Fprintf(&s, "  latency       at %.0f fps, %s: p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n", l.FPS, l.Kind, us(l.NS.P50), us(l.NS.P90), us(l.NS.P99), us(l.NS.P999), us(l.NS.Max))
+		}
+		for _, p := range r.Loss {
+			fmt.Fprintf(&s, "  frame loss    at %5.1f%%  %10.0f fps  %8.4f%%  (%d of %d)\n", p.Percent, p.FPS, p.LossPct, p.Lost, p.Sent)
+		}
+		if b := r.BackToBack; b != nil {
+			fmt.Fprintf(&s, "  back-to-back  %d frames (%.4f s at line rate, %d trials)\n", b.Frames, b.Seconds, len(b.Trials))
+		}
+	}
+	return s.String()
+}
+
+func us(ns int64) string { return fmt.Sprintf("%.1fus", float64(ns)/1e3) }

@@ -1,0 +1,123 @@
+package rfc2544
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zynqnet/linerate/netperf/frames"
+)
+
+// fakeLink forwards capacity frames per second and buffers burst frames: what a policer
+// or a slow port does.
+type fakeLink struct {
+	capacity float64
+	buffer   uint64
+	trials   int
+}
+
+func (f *fakeLink) Trial(_ context.Context, size int, fps float64, d time.Duration, count uint64) (frames.Result, error) {
+	f.trials++
+	var sent, lost uint64
+	if count > 0 {
+		sent = count
+		if fps > f.capacity && count > f.buffer {
+			// While the burst lasts the link drains capacity/fps of what arrives.
+			kept := f.buffer + uint64(float64(count)*f.capacity/fps)
+			if kept < count {
+				lost = count - kept
+			}
+		}
+	} else {
+		sent = uint64(fps * d.Seconds())
+		if fps > f.capacity {
+			lost = uint64(math.Ceil((fps - f.capacity) * d.Seconds()))
+		}
+	}
+	r := frames.Result{Sent: sent, Received: sent - lost, Lost: lost, LatencyKind: "one-way", Latency: &frames.Latency{P50: 1000, P90: 2000, P99: 3000, P999: 4000, Max: 5000}}
+	if sent > 0 {
+		r.LossPct = 100 * float64(lost) / float64(sent)
+	}
+	return r, nil
+}
+
+func TestRunFindsTheCapacity(t *testing.T) {
+	for _, capPct := range []float64{100, 83.3, 42, 7.5, 0.9} {
+		line := frames.LinePPS(1000, 512)
+		f := &fakeLink{capacity: line * capPct / 100, buffer: 300}
+		rs, err := Run(context.Background(), f, Config{Sizes: []int{512}, Trial: time.Second, Res: 1, Tests: AllTests, LinkMbps: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rs[0]
+		got := r.Throughput.FPS
+		if got > f.capacity || got < f.capacity*0.98 {
+			t.Errorf("capacity %.1f%%: throughput %.0f fps, want within 2%% below %.0f (trials %d)", capPct, got, f.capacity, len(r.Throughput.Trials))
+		}
+		if r.Latency == nil || r.Latency.FPS != got {
+			t.Errorf("latency not measured at the throughput rate: %+v", r.Latency)
+		}
+		// Frame loss: from 100% down until two trials in a row lose nothing.
+		n := len(r.Loss)
+		if capPct < 20 {
+			// Loss at every step: the test ends at 10% (RFC 2544 26.3).
+			if r.Loss[n-1].Percent != 10 || r.Loss[0].Percent != 100 {
+				t.Errorf("frame loss steps on a slow link: %+v", r.Loss)
+			}
+		} else if n < 2 || r.Loss[n-1].Lost != 0 || r.Loss[n-2].Lost != 0 || r.Loss[0].Percent != 100 {
+			t.Errorf("frame loss steps: %+v", r.Loss)
+		}
+		for i := 0; i < n-2; i++ {
+			if r.Loss[i].Lost == 0 && r.Loss[i+1].Lost == 0 {
+				t.Errorf("frame loss went on after two clean trials: %+v", r.Loss)
+			}
+		}
+		if capPct == 100 {
+			if r.BackToBack.Frames != uint64(line*2) {
+				t.Errorf("no-loss link: back-to-back %d, want the whole 2 s burst %d", r.BackToBack.Frames, uint64(line*2))
+			}
+			continue
+		}
+		// The longest burst without loss: buffer + what drains meanwhile.
+		want := float64(f.buffer) / (1 - capPct/100)
+		if b := float64(r.BackToBack.Frames); b > want*1.0001+1 || b < want*0.98 {
+			t.Errorf("capacity %.1f%%: back-to-back %v frames, want about %.0f", capPct, b, want)
+		}
+	}
+}
+
+func TestLossTolerance(t *testing.T) {
+	line := frames.LinePPS(1000, 64)
+	f := &fakeLink{capacity: line * 0.5}
+	rs, _ := Run(context.Background(), f, Config{Sizes: []int{64}, Trial: time.Second, Res: 0.5, LossTol: 10, Tests: []string{"throughput"}, LinkMbps: 1000})
+	// 10% loss allowed: up to capacity/0.9.
+	if got, want := rs[0].Throughput.FPS, f.capacity/0.9; got > want || got < want*0.99 {
+		t.Errorf("throughput %.0f, want about %.0f", got, want)
+	}
+	if rs[0].Latency != nil || rs[0].Loss != nil || rs[0].BackToBack != nil {
+		t.Error("tests not asked for were run")
+	}
+	if !strings.Contains(Table(rs), "throughput") {
+		t.Error(Table(rs))
+	}
+}
+
+func TestConfigBad(t *testing.T) {
+	ok := Config{Sizes: []int{64}, Trial: time.Second, Res: 1, Tests: AllTests, LinkMbps: 1000}
+	for _, edit := range []func(*Config){
+		func(c *Config) { c.Sizes = nil },
+		func(c *Config) { c.Trial = 0 },
+		func(c *Config) { c.LossTol = -1 },
+		func(c *Config) { c.Res = 0 },
+		func(c *Config) { c.LinkMbps = 0 },
+		func(c *Config) { c.Tests = []string{"jitter"} },
+	} {
+		c := ok
+		edit(&c)
+		if _, err := Run(context.Background(), &fakeLink{capacity: 1}, c); err == nil {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+}
