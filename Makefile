@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GOBUILD := go build -trimpath -ldflags '$(LDFLAGS)'
 BIN := bin
 
-.PHONY: all build build-arm build-arm64 build-amd64 release check-static deps test unit lint fuzz bench bench-show bench-iperf3 kernels image demo clean
+.PHONY: all build build-arm build-arm64 build-amd64 release check-static deps test unit lint fuzz bench bench-show bench-iperf3 bench-gen kernels image demo clean
 
 all: build
 
@@ -81,14 +81,19 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzControlMessages$$' -fuzztime $(FUZZTIME) ./netperf/iperf3/
 	go test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./dts/
 	go test -run '^$$' -fuzz '^FuzzMerge$$' -fuzztime $(FUZZTIME) ./dts/
+	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./netperf/frames/
 
-bench: bench-show bench-iperf3
+bench: bench-show bench-iperf3 bench-gen
 
 bench-show: build
 	scripts/bench-show
 
 bench-iperf3: build
 	scripts/bench-iperf3
+
+bench-gen: build
+	scripts/install-deps >/dev/null
+	scripts/bench-gen
 
 clean:
 	rm -rf $(BIN) out

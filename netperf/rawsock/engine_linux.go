@@ -18,7 +18,7 @@ type GenOptions struct {
 	FPS        float64 // frames per second; 0 sends as fast as the ring drains
 	Count      uint64
 	Duration   time.Duration
-	EndMarkers bool                  // tell the sink how many frames were sent
+	EndMarkers bool                                // tell the sink how many frames were sent
 	Progress   func(sent uint64, el time.Duration) // about once a second
 }
 

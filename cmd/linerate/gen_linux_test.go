@@ -1,0 +1,290 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zynqnet/linerate/internal/nstest"
+)
+
+// The traffic engine's commands run in-process inside namespaces made here, joined by
+// veths (and a bridge with a tbf qdisc where the path must lose frames). Sockets are
+// made on the namespace's thread and keep their namespace.
+
+type cliOut struct {
+	stdout, stderr string
+	code           int
+}
+
+// cliIn runs the CLI inside ns (on a thread that entered it).
+func cliIn(ns *nstest.NS, args ...string) cliOut {
+	var o, e bytes.Buffer
+	var code int
+	err := ns.Run(func() error {
+		code = exitCode(run(context.Background(), args, nil, &o, &e))
+		return nil
+	})
+	if err != nil {
+		return cliOut{"", err.Error(), -1}
+	}
+	return cliOut{o.String(), e.String(), code}
+}
+
+func macOf(t *testing.T, ns *nstest.NS, iface string) string {
+	t.Helper()
+	var mac string
+	ns.Do(t, func() error {
+		i, err := net.InterfaceByName(iface)
+		if err == nil {
+			mac = i.HardwareAddr.String()
+		}
+		return err
+	})
+	return mac
+}
+
+type sinkJSON struct {
+	Sent, Received, Lost, Reordered, Duplicated, Corrupted, Foreign uint64
+	PPS                                                             float64
+	Latency                                                         *struct{ P50, P99, Max int64 } `json:"latency_ns"`
+	SinkDrops                                                       uint64                         `json:"sink_drops"`
+}
+
+func decode[T any](t *testing.T, what string, o cliOut) T {
+	t.Helper()
+	var v T
+	if o.code != 0 {
+		t.Fatalf("%s: exit %d: %s", what, o.code, o.stderr)
+	}
+	if err := json.Unmarshal([]byte(o.stdout), &v); err != nil {
+		t.Fatalf("%s: %v\n%s", what, err, o.stdout)
+	}
+	return v
+}
+
+// genAndSink runs a sink on (sinkNS, sinkIf) and, once it listens, gen in genNS.
+func genAndSink(t *testing.T, genNS *nstest.NS, genArgs []string, sinkNS *nstest.NS, sinkArgs []string, sinkDelay time.Duration) (genOut, sinkOut cliOut) {
+	t.Helper()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sinkOut = cliIn(sinkNS, sinkArgs...)
+	}()
+	time.Sleep(300*time.Millisecond + sinkDelay)
+	genOut = cliIn(genNS, genArgs...)
+	wg.Wait()
+	return
+}
+
+func noIPv6(t *testing.T, nss ...*nstest.NS) {
+	for _, ns := range nss {
+		ns.Exec(t, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
+	}
+}
+
+// TestGenSinkExact: N frames at a rate veth carries: the sink receives N, loses none;
+// the rate holds within 1% of the request; latency is measured.
+func TestGenSinkExact(t *testing.T) {
+	nstest.Require(t)
+	a, b := nstest.New(t), nstest.New(t)
+	noIPv6(t, a, b)
+	a.Veth(t, "a0", "b0", b, 1)
+	dst := macOf(t, b, "b0")
+	for _, tc := range []struct{ size, rate string }{{"64", "40kpps"}, {"1518", "300Mbit"}, {"imix", "2%"}} {
+		g, s := genAndSink(t, a, []string{"gen", "a0", "--dst", dst, "--size", tc.size, "--rate", tc.rate, "--duration", "3s", "--flows", "8", "--stream", "9", "--link-mbps", "10000", "--json"},
+			b, []string{"sink", "b0", "--stream", "9", "--duration", "30s", "--json"}, 0)
+		gen := decode[struct {
+			Sent      uint64
+			PPS       float64
+			TargetFPS float64 `json:"target_fps"`
+			WireMbps  float64 `json:"wire_mbps"`
+		}](t, "gen", g)
+		sink := decode[sinkJSON](t, "sink", s)
+		if sink.Sent != gen.Sent || sink.Received != gen.Sent || sink.Lost != 0 || sink.Reordered+sink.Duplicated+sink.Corrupted != 0 {
+			t.Errorf("%s at %s: gen sent %d; sink %+v", tc.size, tc.rate, gen.Sent, sink)
+		}
+		if d := gen.PPS/gen.TargetFPS - 1; d > 0.01 || d < -0.01 {
+			t.Errorf("%s at %s: rate %.0f fps, asked %.0f (%.2f%% off)", tc.size, tc.rate, gen.PPS, gen.TargetFPS, d*100)
+		}
+		if sink.Latency == nil || sink.Latency.P50 <= 0 {
+			t.Errorf("no latency: %+v", sink)
+		}
+		t.Logf("%s at %s: sent %d at %.0f fps (asked %.0f), sink %.0f pps, p50 %v p99 %v", tc.size, tc.rate, gen.Sent, gen.PPS, gen.TargetFPS, sink.PPS, time.Duration(sink.Latency.P50), time.Duration(sink.Latency.P99))
+	}
+}
+
+// bridged makes a path a0 (in a) -> m0 [bridge in m, tbf on m1] m1 -> dst (in d).
+func bridged(t *testing.T, a, m, d *nstest.NS, dst, rate string) {
+	t.Helper()
+	a.Veth(t, "a0", "m0", m, 1)
+	m.Veth(t, "m1", dst, d, 1)
+	m.Exec(t, "ip", "link", "add", "br0", "type", "bridge")
+	for _, p := range []string{"m0", "m1"} {
+		m.Exec(t, "ip", "link", "set", p, "master", "br0")
+	}
+	m.Exec(t, "ip", "link", "set", "br0", "up")
+	m.Exec(t, "tc", "qdisc", "add", "dev", "m1", "root", "tbf", "rate", rate, "burst", "32kb", "latency", "5ms")
+}
+
+func tbfDropped(t *testing.T, m *nstest.NS) uint64 {
+	t.Helper()
+	out := m.Exec(t, "tc", "-s", "qdisc", "show", "dev", "m1")
+	mm := regexp.MustCompile(`dropped (\d+)`).FindStringSubmatch(out)
+	if mm == nil {
+		t.Fatalf("no drop count in:\n%s", out)
+	}
+	n, _ := strconv.ParseUint(mm[1], 10, 64)
+	return n
+}
+
+// TestInducedLoss: a tbf policing the path drops frames; the sink's loss is exactly the
+// tbf's drop count. A sink started late loses the head of the stream, counted exactly.
+func TestInducedLoss(t *testing.T) {
+	nstest.Require(t)
+	nstest.NeedTool(t, "tc")
+	a, m, d := nstest.New(t), nstest.New(t), nstest.New(t)
+	noIPv6(t, a, m, d)
+	bridged(t, a, m, d, "d0", "50mbit")
+	dst := macOf(t, d, "d0")
+	before := tbfDropped(t, m)
+	g, s := genAndSink(t, a, []string{"gen", "a0", "--dst", dst, "--size", "512", "--rate", "25000pps", "--count", "50000", "--link-mbps", "1000", "--json"},
+		d, []string{"sink", "d0", "--json", "--duration", "30s"}, 0)
+	gen := decode[struct{ Sent uint64 }](t, "gen", g)
+	sink := decode[sinkJSON](t, "sink", s)
+	dropped := tbfDropped(t, m) - before
+	if gen.Sent != 50000 || sink.Sent != 50000 || sink.Lost == 0 || sink.Lost != dropped || sink.Received+sink.Lost != gen.Sent {
+		t.Errorf("sent %d; tbf dropped %d; sink %+v", gen.Sent, dropped, sink)
+	}
+	t.Logf("tbf dropped %d of %d; sink lost %d", dropped, gen.Sent, sink.Lost)
+
+	// Late sink: started 1 s into a 2 s stream at 10k fps on a clean path.
+	a2, b2 := nstest.New(t), nstest.New(t)
+	noIPv6(t, a2, b2)
+	a2.Veth(t, "x0", "y0", b2, 1)
+	var wg sync.WaitGroup
+	var late cliOut
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		time.Sleep(1 * time.Second)
+		late = cliIn(b2, "sink", "y0", "--json", "--duration", "30s")
+	}()
+	g = cliIn(a2, "gen", "x0", "--dst", macOf(t, b2, "y0"), "--rate", "10kpps", "--count", "20000", "--link-mbps", "1000", "--json")
+	wg.Wait()
+	gen = decode[struct{ Sent uint64 }](t, "gen", g)
+	ls := decode[sinkJSON](t, "late sink", late)
+	if ls.Sent != 20000 || ls.Lost < 5000 || ls.Lost > 15000 || ls.Received+ls.Lost != 20000 || ls.Reordered+ls.Duplicated != 0 {
+		t.Errorf("late sink: %+v", ls)
+	}
+}
+
+// TestReflectAndRFC2544: a reflector in one namespace; rfc2544 --peer from the other
+// finds no loss on a clean veth and measures round-trip latency. Then rfc2544 --loop
+// through a tbf finds the tbf's rate.
+func TestReflectAndRFC2544(t *testing.T) {
+	nstest.Require(t)
+	nstest.NeedTool(t, "tc")
+	a, b := nstest.New(t), nstest.New(t)
+	noIPv6(t, a, b)
+	a.Veth(t, "a0", "b0", b, 1)
+	var wg sync.WaitGroup
+	var refl cliOut
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		refl = cliIn(b, "reflect", "b0", "--duration", "12s", "--json")
+	}()
+	time.Sleep(300 * time.Millisecond)
+	o := cliIn(a, "rfc2544", "a0", "--peer", macOf(t, b, "b0"), "--sizes", "256", "--trial", "1s", "--tests", "throughput,latency", "--link-mbps", "100", "--json")
+	wg.Wait()
+	type result struct {
+		Results []struct {
+			Size       int
+			LineFPS    float64 `json:"line_fps"`
+			Throughput struct {
+				FPS     float64
+				Percent float64
+			}
+			Latency *struct {
+				Kind string
+				NS   struct{ P50 int64 } `json:"latency_ns"`
+			}
+		}
+	}
+	r := decode[result](t, "rfc2544 --peer", o)
+	rf := decode[struct{ Reflected uint64 }](t, "reflect", refl)
+	if len(r.Results) != 1 || r.Results[0].Throughput.Percent != 100 || r.Results[0].Latency == nil || r.Results[0].Latency.Kind != "round-trip" || r.Results[0].Latency.NS.P50 <= 0 {
+		t.Errorf("rfc2544 through the reflector: %+v\n%s", r, o.stderr)
+	}
+	if rf.Reflected == 0 {
+		t.Errorf("reflector reflected nothing")
+	}
+
+	// --loop through a tbf at 100 Mbit/s: 512-byte frames are 508 bytes to tbf (no FCS):
+	// 24,606 frames/s, 10.47% of a gigabit line.
+	a2, m, d := nstest.New(t), nstest.New(t), nstest.New(t)
+	noIPv6(t, a2, m, d)
+	bridged(t, a2, m, d, "d0", "100mbit")
+	// The loop port lives in the sender's namespace: move it over.
+	d.Exec(t, "ip", "link", "set", "d0", "netns", a2.Name)
+	a2.Exec(t, "ip", "link", "set", "d0", "up")
+	o = cliIn(a2, "rfc2544", "a0", "--loop", "d0", "--sizes", "512", "--trial", "1s", "--tests", "throughput", "--link-mbps", "1000", "--resolution", "1", "--json")
+	r = decode[result](t, "rfc2544 --loop", o)
+	want := 100e6 / (508 * 8)
+	if got := r.Results[0].Throughput.FPS; got < want*0.95 || got > want*1.05 {
+		t.Errorf("throughput through a 100 Mbit/s tbf: %.0f fps, want %.0f within 5%%\n%s", got, want, o.stderr)
+	}
+	t.Logf("tbf 100mbit: throughput %.0f fps (%.2f%%), want %.0f", r.Results[0].Throughput.FPS, r.Results[0].Throughput.Percent, want)
+}
+
+// TestEngineBadInput: clear errors before anything is sent.
+func TestEngineBadInput(t *testing.T) {
+	nstest.Require(t)
+	a, b := nstest.New(t), nstest.New(t)
+	a.Veth(t, "a0", "b0", b, 1)
+	dst := macOf(t, b, "b0")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"gen", "nope0", "--dst", dst}, `interface "nope0" not found`},
+		{[]string{"gen", "a0", "--dst", "00:11:22"}, "--dst"},
+		{[]string{"gen", "a0"}, "--dst MAC is required"},
+		{[]string{"gen", "a0", "--dst", dst, "--size", "1600"}, "above a0's MTU 1500"},
+		{[]string{"gen", "a0", "--dst", dst, "--size", "40"}, "frame size 40"},
+		{[]string{"gen", "a0", "--dst", dst, "--rate", "150%"}, "above line rate"},
+		{[]string{"gen", "a0", "--dst", dst, "--rate", "20Gbit"}, "above line rate"},
+		{[]string{"gen", "a0", "--dst", dst, "--rate", "fast"}, "want a percentage"},
+		{[]string{"gen", "a0", "--dst", dst, "--duration", "0s"}, "--duration 0s"},
+		{[]string{"gen", "a0", "--dst", dst, "--count", "0"}, "--count 0"},
+		{[]string{"sink", "a0", "--duration", "0s"}, "--duration 0s"},
+		{[]string{"sink", "nope0"}, `interface "nope0" not found`},
+		{[]string{"rfc2544", "a0"}, "give --peer MAC"},
+		{[]string{"rfc2544", "a0", "--peer", dst, "--tests", "jitter"}, `unknown test "jitter"`},
+		{[]string{"rfc2544", "a0", "--peer", dst, "--sizes", "32"}, "frame size 32"},
+		{[]string{"reflect", "a0", "--duration", "-1s"}, "--duration -1s"},
+	} {
+		o := cliIn(a, tc.args...)
+		if o.code != 2 || !strings.Contains(o.stderr, tc.want) {
+			t.Errorf("%v: exit %d, want 2 and %q in:\n%s", tc.args, o.code, tc.want, o.stderr)
+		}
+	}
+	// The management port: refused unless --force.
+	a.Exec(t, "ip", "addr", "add", "198.18.30.1/24", "dev", "a0")
+	a.Exec(t, "ip", "route", "add", "default", "via", "198.18.30.2", "dev", "a0")
+	if o := cliIn(a, "gen", "a0", "--dst", dst, "--count", "10"); o.code != 2 || !strings.Contains(o.stderr, "carries the default route") {
+		t.Errorf("default route port: %d %s", o.code, o.stderr)
+	}
+	if o := cliIn(a, "gen", "a0", "--dst", dst, "--count", "10", "--force", "--rate", "1000pps"); o.code != 0 || !strings.Contains(o.stdout, "sent 10 frames") {
+		t.Errorf("--force: %d %s %s", o.code, o.stdout, o.stderr)
+	}
+}
