@@ -109,7 +109,9 @@ func TestGenSinkExact(t *testing.T) {
 			WireMbps  float64 `json:"wire_mbps"`
 		}](t, "gen", g)
 		sink := decode[sinkJSON](t, "sink", s)
-		if sink.Sent != gen.Sent || sink.Received != gen.Sent || sink.Lost != 0 || sink.Reordered+sink.Duplicated+sink.Corrupted != 0 {
+		// Reordering is not checked: a sender that moves between CPUs puts frames in two
+		// CPUs' backlogs, and the kernel may deliver them out of order. It is counted.
+		if sink.Sent != gen.Sent || sink.Received != gen.Sent || sink.Lost != 0 || sink.Duplicated+sink.Corrupted != 0 {
 			t.Errorf("%s at %s: gen sent %d; sink %+v", tc.size, tc.rate, gen.Sent, sink)
 		}
 		if d := gen.PPS/gen.TargetFPS - 1; d > 0.01 || d < -0.01 {
@@ -123,7 +125,9 @@ func TestGenSinkExact(t *testing.T) {
 }
 
 // bridged makes a path a0 (in a) -> m0 [bridge in m, tbf on m1] m1 -> dst (in d).
-func bridged(t *testing.T, a, m, d *nstest.NS, dst, rate string) {
+// The tbf queues up to latency of frames: enough that a busy CPU running the qdisc late
+// does not make it drop.
+func bridged(t *testing.T, a, m, d *nstest.NS, dst, rate, latency string) {
 	t.Helper()
 	a.Veth(t, "a0", "m0", m, 1)
 	m.Veth(t, "m1", dst, d, 1)
@@ -132,7 +136,7 @@ func bridged(t *testing.T, a, m, d *nstest.NS, dst, rate string) {
 		m.Exec(t, "ip", "link", "set", p, "master", "br0")
 	}
 	m.Exec(t, "ip", "link", "set", "br0", "up")
-	m.Exec(t, "tc", "qdisc", "add", "dev", "m1", "root", "tbf", "rate", rate, "burst", "32kb", "latency", "5ms")
+	m.Exec(t, "tc", "qdisc", "add", "dev", "m1", "root", "tbf", "rate", rate, "burst", "32kb", "latency", latency)
 }
 
 func tbfDropped(t *testing.T, m *nstest.NS) uint64 {
@@ -153,7 +157,7 @@ func TestInducedLoss(t *testing.T) {
 	nstest.NeedTool(t, "tc")
 	a, m, d := nstest.New(t), nstest.New(t), nstest.New(t)
 	noIPv6(t, a, m, d)
-	bridged(t, a, m, d, "d0", "50mbit")
+	bridged(t, a, m, d, "d0", "50mbit", "5ms")
 	dst := macOf(t, d, "d0")
 	before := tbfDropped(t, m)
 	g, s := genAndSink(t, a, []string{"gen", "a0", "--dst", dst, "--size", "512", "--rate", "25000pps", "--count", "50000", "--link-mbps", "1000", "--json"},
@@ -161,7 +165,8 @@ func TestInducedLoss(t *testing.T) {
 	gen := decode[struct{ Sent uint64 }](t, "gen", g)
 	sink := decode[sinkJSON](t, "sink", s)
 	dropped := tbfDropped(t, m) - before
-	if gen.Sent != 50000 || sink.Sent != 50000 || sink.Lost == 0 || sink.Lost != dropped || sink.Received+sink.Lost != gen.Sent {
+	// tbf also sees the three end-of-stream markers: it may have dropped some of those.
+	if gen.Sent != 50000 || sink.Sent != 50000 || sink.Lost == 0 || sink.Lost > dropped || sink.Lost+3 < dropped || sink.Received+sink.Lost != gen.Sent {
 		t.Errorf("sent %d; tbf dropped %d; sink %+v", gen.Sent, dropped, sink)
 	}
 	t.Logf("tbf dropped %d of %d; sink lost %d", dropped, gen.Sent, sink.Lost)
@@ -182,7 +187,7 @@ func TestInducedLoss(t *testing.T) {
 	wg.Wait()
 	gen = decode[struct{ Sent uint64 }](t, "gen", g)
 	ls := decode[sinkJSON](t, "late sink", late)
-	if ls.Sent != 20000 || ls.Lost < 5000 || ls.Lost > 15000 || ls.Received+ls.Lost != 20000 || ls.Reordered+ls.Duplicated != 0 {
+	if ls.Sent != 20000 || ls.Lost < 5000 || ls.Lost > 15000 || ls.Received+ls.Lost != 20000 || ls.Duplicated != 0 {
 		t.Errorf("late sink: %+v", ls)
 	}
 }
@@ -233,15 +238,18 @@ func TestReflectAndRFC2544(t *testing.T) {
 	// 24,606 frames/s, 10.47% of a gigabit line.
 	a2, m, d := nstest.New(t), nstest.New(t), nstest.New(t)
 	noIPv6(t, a2, m, d)
-	bridged(t, a2, m, d, "d0", "100mbit")
+	// 2 s trials against a 20 ms queue: a rate 1.1% above the tbf's overflows it.
+	bridged(t, a2, m, d, "d0", "100mbit", "20ms")
 	// The loop port lives in the sender's namespace: move it over.
 	d.Exec(t, "ip", "link", "set", "d0", "netns", a2.Name)
 	a2.Exec(t, "ip", "link", "set", "d0", "up")
-	o = cliIn(a2, "rfc2544", "a0", "--loop", "d0", "--sizes", "512", "--trial", "1s", "--tests", "throughput", "--link-mbps", "1000", "--resolution", "1", "--json")
+	o = cliIn(a2, "rfc2544", "a0", "--loop", "d0", "--sizes", "512", "--trial", "2s", "--tests", "throughput", "--link-mbps", "1000", "--resolution", "1", "--json")
 	r = decode[result](t, "rfc2544 --loop", o)
+	// The tbf's rate is the most the path takes; a busy machine (CI runs packages side
+	// by side) can only lower what the search finds.
 	want := 100e6 / (508 * 8)
-	if got := r.Results[0].Throughput.FPS; got < want*0.95 || got > want*1.05 {
-		t.Errorf("throughput through a 100 Mbit/s tbf: %.0f fps, want %.0f within 5%%\n%s", got, want, o.stderr)
+	if got := r.Results[0].Throughput.FPS; got < want*0.9 || got > want*1.05 {
+		t.Errorf("throughput through a 100 Mbit/s tbf: %.0f fps, want %.0f, -10%%..+5%%\n%s", got, want, o.stderr)
 	}
 	t.Logf("tbf 100mbit: throughput %.0f fps (%.2f%%), want %.0f", r.Results[0].Throughput.FPS, r.Results[0].Throughput.Percent, want)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/zynqnet/linerate/dts"
 	"github.com/zynqnet/linerate/nic"
 	"github.com/zynqnet/linerate/snapshot"
+	"github.com/zynqnet/linerate/validate"
 )
 
 // errUsage marks a usage error: the subcommand's usage is printed and linerate exits 2.
@@ -38,12 +39,13 @@ func exitCode(err error) int {
 	var ie *nic.InputError
 	var se *snapshot.Error
 	var de *dts.Error
+	var pe *validate.PlanError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.Is(err, errUsage), errors.Is(err, nic.ErrNotFound), errors.As(err, &mf), errors.As(err, &ie), errors.As(err, &se), errors.As(err, &de):
+	case errors.Is(err, errUsage), errors.Is(err, nic.ErrNotFound), errors.As(err, &mf), errors.As(err, &ie), errors.As(err, &se), errors.As(err, &de), errors.As(err, &pe):
 		return 2
 	}
 	return 1
@@ -68,7 +70,7 @@ func commands() []command {
 		dtsCommand(),
 	}
 	cs = append(cs, genCommands()...)
-	return append(cs, iperf3Command(), versionCommand())
+	return append(cs, iperf3Command(), validateCommand(), versionCommand())
 }
 
 const topUsage = `linerate brings a Zynq board's Ethernet to line rate and proves it.

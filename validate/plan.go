@@ -1,0 +1,391 @@
+// Package validate is linerate's factory validation: a board's plan (YAML), the runner
+// that takes its steps in order under timeouts and a budget, the verdict, the JSON and
+// JUnit reports, and their delivery to the station with a spool that loses nothing.
+package validate
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+//go:embed plans/*.yaml
+var builtin embed.FS
+
+// Step types, in the order a plan usually takes them.
+var StepTypes = []string{"link", "doctor", "tune", "iperf3", "frames", "counters"}
+
+// Duration is a time.Duration written as "10s" in a plan.
+type Duration time.Duration
+
+// D is the duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// MarshalJSON writes it as text.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return []byte(strconv.Quote(time.Duration(d).String())), nil
+}
+
+// Plan is a board's factory plan.
+type Plan struct {
+	Name      string   `yaml:"name" json:"name"`
+	Board     string   `yaml:"board" json:"board"`         // a board profile, or auto (from the device tree)
+	Interface string   `yaml:"interface" json:"interface"` // the port under test
+	Station   Station  `yaml:"station" json:"station"`
+	Budget    Duration `yaml:"budget" json:"budget"` // the whole plan's time
+	Steps     []Step   `yaml:"steps" json:"steps"`
+	Source    string   `yaml:"-" json:"source"`
+}
+
+// Station is where the board measures against and reports to.
+type Station struct {
+	Address      string `yaml:"address" json:"address"`             // its iperf3 server (and reflector's IP)
+	Port         int    `yaml:"port" json:"port"`                   // iperf3 port, default 5201
+	ReportURL    string `yaml:"report_url" json:"report_url"`       // where the JSON report is POSTed
+	ReflectorMAC string `yaml:"reflector_mac" json:"reflector_mac"` // the reflector's MAC, or auto (ARP for Address)
+}
+
+// Step is one step; which fields apply depends on Type.
+type Step struct {
+	ID      string   `yaml:"id" json:"id"`
+	Type    string   `yaml:"type" json:"type"`
+	Timeout Duration `yaml:"timeout" json:"timeout,omitempty"`
+
+	// link
+	CarrierWithin Duration `yaml:"carrier_within" json:"carrier_within,omitempty"`
+	SpeedMbps     int      `yaml:"speed_mbps" json:"speed_mbps,omitempty"`
+	Duplex        string   `yaml:"duplex" json:"duplex,omitempty"`
+	// doctor: fail on these finding ids; empty means any finding of severity fail
+	FailOn []string `yaml:"fail_on" json:"fail_on,omitempty"`
+	// tune: a profile applied before measuring, reverted at the end unless keep
+	Profile string `yaml:"profile" json:"profile,omitempty"`
+	Keep    bool   `yaml:"keep" json:"keep,omitempty"`
+	// iperf3
+	Protocol       string   `yaml:"protocol" json:"protocol,omitempty"`   // tcp or udp
+	Direction      string   `yaml:"direction" json:"direction,omitempty"` // up (board sends) or down
+	Duration       Duration `yaml:"duration" json:"duration,omitempty"`
+	Streams        int      `yaml:"streams" json:"streams,omitempty"`
+	Bandwidth      string   `yaml:"bandwidth" json:"bandwidth,omitempty"` // UDP target, iperf3's -b
+	MinMbps        *float64 `yaml:"min_mbps" json:"min_mbps,omitempty"`
+	MaxRetransmits *int     `yaml:"max_retransmits" json:"max_retransmits,omitempty"`
+	MaxLossPct     *float64 `yaml:"max_loss_pct" json:"max_loss_pct,omitempty"`
+	// frames: through the station's reflector
+	Size             int      `yaml:"size" json:"size,omitempty"`
+	Rate             string   `yaml:"rate" json:"rate,omitempty"`
+	MaxP99US         *float64 `yaml:"max_p99_us" json:"max_p99_us,omitempty"`
+	MinThroughputPct *float64 `yaml:"min_throughput_pct" json:"min_throughput_pct,omitempty"` // RFC 2544 throughput instead
+	// counters: error counters that may rise
+	Ignore []string `yaml:"ignore" json:"ignore,omitempty"`
+
+	Line int `yaml:"-" json:"-"`
+}
+
+// PlanError is a bad plan: the file, the line and what is wrong.
+type PlanError struct {
+	Source string
+	Line   int
+	Msg    string
+}
+
+func (e *PlanError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.Source, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.Source, e.Msg)
+}
+
+// BuiltinNames lists the plans shipped in the binary.
+func BuiltinNames() []string {
+	ents, _ := builtin.ReadDir("plans")
+	var out []string
+	for _, e := range ents {
+		out = append(out, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	return out
+}
+
+// Load reads a plan: a built-in name (qemu-zc702, zc702, ...) or a YAML file.
+func Load(arg string) (*Plan, error) {
+	if b, err := builtin.ReadFile("plans/" + arg + ".yaml"); err == nil {
+		return Parse(b, "built-in plan "+arg)
+	}
+	b, err := os.ReadFile(arg)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, &PlanError{Source: arg, Msg: fmt.Sprintf("no such file, and not a built-in plan (%s)", strings.Join(BuiltinNames(), ", "))}
+		}
+		return nil, &PlanError{Source: arg, Msg: err.Error()}
+	}
+	return Parse(b, arg)
+}
+
+const maxPlanBytes = 1 << 20
+
+// Parse reads and checks a plan; every problem names its line.
+func Parse(data []byte, source string) (*Plan, error) {
+	if len(data) > maxPlanBytes {
+		return nil, &PlanError{Source: source, Msg: fmt.Sprintf("%d bytes: a plan is at most %d", len(data), maxPlanBytes)}
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, &PlanError{Source: source, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return nil, &PlanError{Source: source, Line: 1, Msg: "want a mapping with board, interface, station and steps"}
+	}
+	p := &Plan{Source: source}
+	doc := root.Content[0]
+	dec := func(n *yaml.Node, v any) error {
+		var b bytes.Buffer
+		enc := yaml.NewEncoder(&b)
+		if err := enc.Encode(n); err != nil {
+			return err
+		}
+		d := yaml.NewDecoder(&b)
+		d.KnownFields(true)
+		return d.Decode(v)
+	}
+	bad := func(n *yaml.Node, format string, a ...any) error {
+		line := 0
+		if n != nil {
+			line = n.Line
+		}
+		return &PlanError{Source: source, Line: line, Msg: fmt.Sprintf(format, a...)}
+	}
+	var stepsNode *yaml.Node
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		k, v := doc.Content[i], doc.Content[i+1]
+		switch k.Value {
+		case "name", "board", "interface":
+			if v.Kind != yaml.ScalarNode {
+				return nil, bad(v, "%s: want a text value", k.Value)
+			}
+			*map[string]*string{"name": &p.Name, "board": &p.Board, "interface": &p.Interface}[k.Value] = v.Value
+		case "budget":
+			d, err := parseDuration(v)
+			if err != nil {
+				return nil, bad(v, "budget: %v", err)
+			}
+			p.Budget = d
+		case "station":
+			if err := dec(v, &p.Station); err != nil {
+				return nil, bad(v, "station: %s", yamlMsg(err))
+			}
+		case "steps":
+			stepsNode = v
+		default:
+			return nil, bad(k, "unknown key %q (have name, board, interface, station, budget, steps)", k.Value)
+		}
+	}
+	if stepsNode == nil || stepsNode.Kind != yaml.SequenceNode || len(stepsNode.Content) == 0 {
+		return nil, bad(stepsNode, "steps: want a list of at least one step")
+	}
+	ids := map[string]bool{}
+	for _, sn := range stepsNode.Content {
+		if sn.Kind != yaml.MappingNode {
+			return nil, bad(sn, "a step must be a mapping with id and type")
+		}
+		var s Step
+		// Durations are checked here, with their line, and set after the struct decode.
+		durs := map[string]Duration{}
+		for i := 0; i+1 < len(sn.Content); i += 2 {
+			k, v := sn.Content[i], sn.Content[i+1]
+			switch k.Value {
+			case "timeout", "carrier_within", "duration":
+				d, err := parseDuration(v)
+				if err != nil {
+					return nil, bad(v, "%s: %v", k.Value, err)
+				}
+				durs[k.Value] = d
+				v.Value, v.Tag = "0", "!!int"
+			}
+		}
+		if err := dec(sn, &s); err != nil {
+			return nil, bad(sn, "%s", yamlMsg(err))
+		}
+		s.Line = sn.Line
+		s.Timeout, s.CarrierWithin, s.Duration = durs["timeout"], durs["carrier_within"], durs["duration"]
+		if err := s.check(); err != nil {
+			return nil, bad(sn, "step %q: %v", s.ID, err)
+		}
+		if ids[s.ID] {
+			return nil, bad(sn, "step id %q is used twice", s.ID)
+		}
+		ids[s.ID] = true
+		p.Steps = append(p.Steps, s)
+	}
+	if p.Board == "" {
+		p.Board = "auto"
+	}
+	if p.Interface == "" {
+		p.Interface = "eth0"
+	}
+	if p.Station.Port == 0 {
+		p.Station.Port = 5201
+	}
+	if p.Station.ReflectorMAC == "" {
+		p.Station.ReflectorMAC = "auto"
+	}
+	if p.Budget == 0 {
+		p.Budget = Duration(10 * time.Minute)
+	}
+	if p.Budget.D() < 0 || p.Budget.D() > 24*time.Hour {
+		return nil, bad(doc, "budget %v: want up to 24h", p.Budget.D())
+	}
+	if p.Station.ReportURL != "" {
+		if u, err := url.Parse(p.Station.ReportURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, bad(doc, "station.report_url %q: want an http:// or https:// URL", p.Station.ReportURL)
+		}
+	}
+	for _, s := range p.Steps {
+		if (s.Type == "iperf3" || s.Type == "frames") && p.Station.Address == "" {
+			return nil, bad(doc, "step %q measures against the station: give station.address", s.ID)
+		}
+	}
+	return p, nil
+}
+
+func yamlMsg(err error) string {
+	s := strings.TrimPrefix(err.Error(), "yaml: ")
+	s = strings.TrimPrefix(s, "unmarshal errors:\n")
+	s = strings.TrimSpace(s)
+	// "line 3: field x not found in type validate.Step": say it in the plan's words.
+	if i := strings.Index(s, " not found in type"); i >= 0 {
+		s = s[:i] + " is not a key of this part of the plan"
+	}
+	return strings.ReplaceAll(s, "cannot unmarshal !!str", "want a number, not the text")
+}
+
+func parseDuration(v *yaml.Node) (Duration, error) {
+	if v.Kind != yaml.ScalarNode {
+		return 0, errors.New("want a duration such as 10s or 2m")
+	}
+	d, err := time.ParseDuration(v.Value)
+	if err != nil {
+		return 0, fmt.Errorf("%q: want a duration with its unit, such as 10s or 2m", v.Value)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q: want a positive duration", v.Value)
+	}
+	return Duration(d), nil
+}
+
+// check validates a step's fields for its type: what it needs, nothing it cannot use.
+func (s *Step) check() error {
+	if s.ID == "" {
+		return errors.New("no id")
+	}
+	if !slices.Contains(StepTypes, s.Type) {
+		return fmt.Errorf("unknown type %q (have %s)", s.Type, strings.Join(StepTypes, ", "))
+	}
+	need := func(ok bool, what string) error {
+		if !ok {
+			return fmt.Errorf("%s step needs %s", s.Type, what)
+		}
+		return nil
+	}
+	switch s.Type {
+	case "link":
+		if s.CarrierWithin == 0 {
+			s.CarrierWithin = Duration(10 * time.Second)
+		}
+		if s.Duplex != "" && s.Duplex != "full" && s.Duplex != "half" {
+			return fmt.Errorf("duplex %q: want full or half", s.Duplex)
+		}
+		if s.SpeedMbps < 0 {
+			return fmt.Errorf("speed_mbps %d: want a positive speed", s.SpeedMbps)
+		}
+	case "tune":
+		if err := need(s.Profile != "", "a profile"); err != nil {
+			return err
+		}
+	case "iperf3":
+		if s.Protocol == "" {
+			s.Protocol = "tcp"
+		}
+		if s.Protocol != "tcp" && s.Protocol != "udp" {
+			return fmt.Errorf("protocol %q: want tcp or udp", s.Protocol)
+		}
+		if s.Direction == "" {
+			s.Direction = "up"
+		}
+		if s.Direction != "up" && s.Direction != "down" {
+			return fmt.Errorf("direction %q: want up (the board sends) or down", s.Direction)
+		}
+		if s.Duration == 0 {
+			s.Duration = Duration(5 * time.Second)
+		}
+		if s.Streams == 0 {
+			s.Streams = 1
+		}
+		if s.Streams < 0 || s.Streams > 128 {
+			return fmt.Errorf("streams %d: want 1..128", s.Streams)
+		}
+		if err := need(s.MinMbps != nil, "a threshold: min_mbps"); err != nil {
+			return err
+		}
+		if s.Protocol == "udp" {
+			if err := need(s.Bandwidth != "", "bandwidth (the UDP rate, 100M)"); err != nil {
+				return err
+			}
+			if err := need(s.MaxLossPct != nil, "a threshold: max_loss_pct"); err != nil {
+				return err
+			}
+		}
+	case "frames":
+		if s.Size == 0 {
+			s.Size = 512
+		}
+		if s.Duration == 0 {
+			s.Duration = Duration(5 * time.Second)
+		}
+		if s.MinThroughputPct == nil {
+			if err := need(s.Rate != "", "a rate (10%, 50Mbit, 5000pps), or min_throughput_pct for an RFC 2544 search"); err != nil {
+				return err
+			}
+			if err := need(s.MaxLossPct != nil || s.MaxP99US != nil, "a threshold: max_loss_pct and/or max_p99_us"); err != nil {
+				return err
+			}
+		}
+	}
+	for name, v := range map[string]*float64{"min_mbps": s.MinMbps, "max_loss_pct": s.MaxLossPct, "max_p99_us": s.MaxP99US, "min_throughput_pct": s.MinThroughputPct} {
+		if v != nil && (*v < 0 || (strings.HasSuffix(name, "pct") && *v > 100)) {
+			return fmt.Errorf("%s %v: out of range", name, *v)
+		}
+	}
+	if s.MaxRetransmits != nil && *s.MaxRetransmits < 0 {
+		return fmt.Errorf("max_retransmits %d: want 0 or more", *s.MaxRetransmits)
+	}
+	if s.Timeout == 0 {
+		s.Timeout = Duration(s.defaultTimeout())
+	}
+	return nil
+}
+
+func (s *Step) defaultTimeout() time.Duration {
+	switch s.Type {
+	case "link":
+		return s.CarrierWithin.D() + 5*time.Second
+	case "doctor":
+		return 30 * time.Second
+	case "tune":
+		return 60 * time.Second
+	case "iperf3":
+		return s.Duration.D() + 30*time.Second
+	case "frames":
+		if s.MinThroughputPct != nil {
+			return 20*s.Duration.D() + 30*time.Second
+		}
+		return s.Duration.D() + 30*time.Second
+	}
+	return 10 * time.Second
+}

@@ -1,0 +1,166 @@
+package validate
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// SchemaVersion of the JSON report; the station refuses newer ones.
+const SchemaVersion = 1
+
+// StepResult is one step's outcome.
+type StepResult struct {
+	ID       string             `json:"id"`
+	Type     string             `json:"type"`
+	Pass     bool               `json:"pass"`
+	Summary  string             `json:"summary"` // measured against threshold, one line
+	Reason   string             `json:"reason,omitempty"`
+	Measured map[string]float64 `json:"measured,omitempty"`
+	Seconds  float64            `json:"seconds"`
+	Detail   json.RawMessage    `json:"detail,omitempty"`
+}
+
+// Report is what a run produces.
+type Report struct {
+	Schema    int                `json:"schema_version"`
+	ID        string             `json:"id"`
+	Verdict   string             `json:"verdict"` // PASS or FAIL
+	Board     string             `json:"board"`
+	Model     string             `json:"model,omitempty"`
+	Serial    string             `json:"serial"`
+	MAC       string             `json:"mac"`
+	Interface string             `json:"interface"`
+	Linerate  string             `json:"linerate_version"`
+	Started   time.Time          `json:"started"`
+	Seconds   float64            `json:"seconds"`
+	Failed    []string           `json:"failed"`
+	Figures   map[string]float64 `json:"figures"`
+	Plan      *Plan              `json:"plan"`
+	Steps     []StepResult       `json:"steps"`
+	Doctor    json.RawMessage    `json:"doctor,omitempty"`
+	Show      json.RawMessage    `json:"show,omitempty"`
+}
+
+// Check is what the station verifies of a report before storing it.
+func (r *Report) Check() error {
+	switch {
+	case r.Schema < 1 || r.Schema > SchemaVersion:
+		return fmt.Errorf("schema_version %d: this station reads 1..%d", r.Schema, SchemaVersion)
+	case r.ID == "" || len(r.ID) > 200 || strings.ContainsAny(r.ID, "/\\\x00"):
+		return fmt.Errorf("id %q: want a non-empty name without slashes", r.ID)
+	case r.Verdict != "PASS" && r.Verdict != "FAIL":
+		return fmt.Errorf("verdict %q: want PASS or FAIL", r.Verdict)
+	case r.Board == "":
+		return fmt.Errorf("no board")
+	case len(r.Steps) == 0:
+		return fmt.Errorf("no steps")
+	case r.Started.IsZero():
+		return fmt.Errorf("no start time")
+	}
+	for _, s := range r.Steps {
+		if s.ID == "" {
+			return fmt.Errorf("a step without an id")
+		}
+	}
+	return nil
+}
+
+// VerdictLine is the one line the serial console and the line read.
+func (r *Report) VerdictLine() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "LINERATE %s board=%s serial=%s mac=%s", r.Verdict, r.Board, orDash(r.Serial), orDash(r.MAC))
+	keys := make([]string, 0, len(r.Figures))
+	for k := range r.Figures {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%s", k, trimFloat(r.Figures[k]))
+	}
+	failed := "-"
+	if len(r.Failed) > 0 {
+		failed = strings.Join(r.Failed, ",")
+	}
+	fmt.Fprintf(&b, " failed=%s elapsed=%.1fs", failed, r.Seconds)
+	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return strings.ReplaceAll(s, " ", "_")
+}
+
+func trimFloat(v float64) string {
+	s := fmt.Sprintf("%.2f", v)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	if s == "" || s == "-" {
+		return "0"
+	}
+	return s
+}
+
+// JUnit XML: one testsuite, one testcase per step (the schema Jenkins and GitLab read).
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Time      string      `xml:"time,attr"`
+	Timestamp string      `xml:"timestamp,attr"`
+	Hostname  string      `xml:"hostname,attr"`
+	Props     []junitProp `xml:"properties>property"`
+	Cases     []junitCase `xml:"testcase"`
+}
+
+type junitProp struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// JUnit renders the report as JUnit XML.
+func (r *Report) JUnit() ([]byte, error) {
+	s := junitSuite{Name: "linerate validate " + r.Board, Tests: len(r.Steps), Time: fmt.Sprintf("%.3f", r.Seconds),
+		Timestamp: r.Started.UTC().Format("2006-01-02T15:04:05"), Hostname: r.Serial,
+		Props: []junitProp{{"board", r.Board}, {"serial", r.Serial}, {"mac", r.MAC}, {"interface", r.Interface}, {"verdict", r.Verdict}, {"linerate", r.Linerate}}}
+	for _, st := range r.Steps {
+		c := junitCase{Name: st.ID, Classname: "linerate." + r.Board + "." + st.Type, Time: fmt.Sprintf("%.3f", st.Seconds), SystemOut: st.Summary}
+		if !st.Pass {
+			s.Failures++
+			msg := st.Summary
+			if st.Reason != "" {
+				msg = st.Reason
+			}
+			c.Failure = &junitFailure{Message: msg, Type: st.Type, Text: st.Summary}
+		}
+		s.Cases = append(s.Cases, c)
+	}
+	b, err := xml.MarshalIndent(junitSuites{Suites: []junitSuite{s}}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(xml.Header), append(b, '\n')...), nil
+}

@@ -1,0 +1,132 @@
+package validate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Outcome is what a step measured and concluded.
+type Outcome struct {
+	Pass     bool
+	Summary  string             // measured against threshold, one line
+	Reason   string             // why it failed, when it did
+	Measured map[string]float64 // numbers for the report
+	Figures  map[string]float64 // key figures for the verdict line
+	Detail   any                // what the step's tool reported, for the JSON report
+}
+
+// StepFunc carries out one step of its type. An error fails the step with that reason
+// (the station vanished, the link went away); it never stops the plan.
+type StepFunc func(ctx context.Context, s *Step) (Outcome, error)
+
+// Runner runs a plan's steps in order, each under its timeout, all under the budget.
+type Runner struct {
+	Plan    *Plan
+	Steps   map[string]StepFunc // by step type
+	Console io.Writer           // a progress line per step
+	// Grace is how long a step that overran its timeout may take to notice
+	// cancellation before it is reported as hung and left behind.
+	Grace time.Duration
+}
+
+// Run takes every step and returns their results and the failed step ids. A step that
+// overruns its timeout, or the budget, fails with the reason; nothing hangs.
+func (r *Runner) Run(ctx context.Context) ([]StepResult, []string, map[string]float64) {
+	budget, cancel := context.WithTimeout(ctx, r.Plan.Budget.D())
+	defer cancel()
+	grace := r.Grace
+	if grace == 0 {
+		grace = 5 * time.Second
+	}
+	var results []StepResult
+	var failed []string
+	figures := map[string]float64{}
+	for i := range r.Plan.Steps {
+		s := &r.Plan.Steps[i]
+		start := time.Now()
+		res := StepResult{ID: s.ID, Type: s.Type}
+		fn := r.Steps[s.Type]
+		var o Outcome
+		var err error
+		switch {
+		case budget.Err() != nil:
+			err = fmt.Errorf("the plan's budget of %v ran out before this step", r.Plan.Budget.D())
+		case fn == nil:
+			err = fmt.Errorf("no runner for step type %s", s.Type)
+		default:
+			o, err = runOne(budget, fn, s, grace)
+		}
+		res.Seconds = time.Since(start).Seconds()
+		res.Pass = err == nil && o.Pass
+		res.Summary, res.Reason, res.Measured = o.Summary, o.Reason, o.Measured
+		if err != nil {
+			res.Reason = err.Error()
+			if res.Summary == "" {
+				res.Summary = err.Error()
+			}
+		}
+		if o.Detail != nil {
+			if b, jerr := json.Marshal(o.Detail); jerr == nil {
+				res.Detail = b
+			}
+		}
+		for k, v := range o.Figures {
+			figures[k] = v
+		}
+		if !res.Pass {
+			failed = append(failed, s.ID)
+		}
+		if r.Console != nil {
+			word := "PASS"
+			if !res.Pass {
+				word = "FAIL"
+			}
+			line := res.Summary
+			if !res.Pass && res.Reason != "" && res.Reason != res.Summary {
+				line += ": " + res.Reason
+			}
+			fmt.Fprintf(r.Console, "linerate validate: step %d/%d %-10s %-8s %s  %s (%.1fs)\n", i+1, len(r.Plan.Steps), s.ID, s.Type, word, line, res.Seconds)
+		}
+		results = append(results, res)
+	}
+	return results, failed, figures
+}
+
+func runOne(ctx context.Context, fn StepFunc, s *Step, grace time.Duration) (Outcome, error) {
+	sctx, cancel := context.WithTimeout(ctx, s.Timeout.D())
+	defer cancel()
+	type ret struct {
+		o   Outcome
+		err error
+	}
+	ch := make(chan ret, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				ch <- ret{err: fmt.Errorf("step crashed: %v", p)}
+			}
+		}()
+		o, err := fn(sctx, s)
+		ch <- ret{o, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err == nil && sctx.Err() == context.DeadlineExceeded && !r.o.Pass && r.o.Reason == "" {
+			r.o.Reason = fmt.Sprintf("timed out after %v", s.Timeout.D())
+		}
+		return r.o, r.err
+	case <-sctx.Done():
+	}
+	select {
+	case r := <-ch:
+		if r.err == nil && !r.o.Pass && r.o.Reason == "" {
+			r.o.Reason = fmt.Sprintf("timed out after %v", s.Timeout.D())
+		}
+		return r.o, r.err
+	case <-time.After(grace):
+		return Outcome{}, fmt.Errorf("timed out after %v and did not stop; left behind", s.Timeout.D())
+	}
+}

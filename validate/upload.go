@@ -1,0 +1,182 @@
+package validate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Uploader delivers reports to the station. A report is written to the spool before the
+// first attempt and removed only when the station has taken it (HTTP 2xx), so a report
+// is never lost: a station that is down gets it on a later attempt within the window, or
+// from the next run's Flush.
+type Uploader struct {
+	URL      string
+	SpoolDir string
+	Client   *http.Client
+	Window   time.Duration // how long to keep retrying (backoff 1 s doubling to 15 s)
+	Console  io.Writer     // progress and, on a first failure, the report between markers
+}
+
+// Markers around a report printed on the console, for a serial logger to keep it.
+const (
+	ReportBegin = "==== LINERATE REPORT BEGIN"
+	ReportEnd   = "==== LINERATE REPORT END"
+)
+
+func (u *Uploader) client() *http.Client {
+	if u.Client != nil {
+		return u.Client
+	}
+	return &http.Client{Timeout: 10 * time.Second}
+}
+
+func (u *Uploader) say(format string, a ...any) {
+	if u.Console != nil {
+		fmt.Fprintf(u.Console, "linerate validate: "+format+"\n", a...)
+	}
+}
+
+// Spool writes a report to the spool (write, fsync, rename) and returns its path.
+func (u *Uploader) Spool(id string, body []byte) (string, error) {
+	if err := os.MkdirAll(u.SpoolDir, 0o755); err != nil {
+		return "", err
+	}
+	p := filepath.Join(u.SpoolDir, id+".json")
+	tmp := p + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.Write(body); err != nil {
+		f.Close()
+		return "", err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return "", err
+	}
+	f.Close()
+	return p, os.Rename(tmp, p)
+}
+
+// post sends one report; a 4xx other than 408/429 is final (the station refused it).
+func (u *Uploader) post(ctx context.Context, body []byte) (final bool, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.URL, bytes.NewReader(body))
+	if err != nil {
+		return true, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := u.client().Do(req)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode/100 == 2 {
+		return true, nil
+	}
+	err = fmt.Errorf("station answered %s: %s", resp.Status, strings.TrimSpace(string(msg)))
+	return resp.StatusCode/100 == 4 && resp.StatusCode != 408 && resp.StatusCode != 429, err
+}
+
+// Deliver spools the report and sends it, retrying with backoff within the window. On
+// the first failed attempt the report is printed on the console between markers. It
+// returns nil once the station has it.
+func (u *Uploader) Deliver(ctx context.Context, id string, body []byte) error {
+	p, err := u.Spool(id, body)
+	if err != nil {
+		u.say("cannot spool the report (%v); printing it", err)
+		u.print(id, body)
+	}
+	if u.URL == "" {
+		if err == nil {
+			u.say("no station URL: report kept in %s", p)
+		}
+		u.print(id, body)
+		return fmt.Errorf("no station URL")
+	}
+	deadline := time.Now().Add(u.Window)
+	backoff := time.Second
+	printed := err != nil
+	for attempt := 1; ; attempt++ {
+		final, perr := u.post(ctx, body)
+		if perr == nil {
+			if p != "" {
+				os.Remove(p)
+			}
+			u.say("report %s delivered to %s (attempt %d)", id, u.URL, attempt)
+			return nil
+		}
+		u.say("report %s: attempt %d: %v", id, attempt, perr)
+		if !printed {
+			u.print(id, body)
+			printed = true
+		}
+		if final {
+			return fmt.Errorf("the station refused report %s: %w (kept in %s)", id, perr, p)
+		}
+		if time.Now().Add(backoff).After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("station unreachable for %v: report %s kept in %s and printed on the console: %w", u.Window, id, p, perr)
+		}
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		backoff = min(backoff*2, 15*time.Second)
+	}
+}
+
+func (u *Uploader) print(id string, body []byte) {
+	if u.Console == nil {
+		return
+	}
+	fmt.Fprintf(u.Console, "%s %s ====\n%s\n%s %s ====\n", ReportBegin, id, strings.TrimRight(string(body), "\n"), ReportEnd, id)
+}
+
+// Flush sends every spooled report, oldest first, once each; it returns how many the
+// station took. Reports it cannot send stay in the spool.
+func (u *Uploader) Flush(ctx context.Context) (int, error) {
+	ents, err := os.ReadDir(u.SpoolDir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	type item struct {
+		path string
+		mod  time.Time
+	}
+	var items []item
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil {
+			items = append(items, item{filepath.Join(u.SpoolDir, e.Name()), fi.ModTime()})
+		}
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].mod.Before(items[j].mod) })
+	n := 0
+	for _, it := range items {
+		body, err := os.ReadFile(it.path)
+		if err != nil {
+			continue
+		}
+		if _, err := u.post(ctx, body); err != nil {
+			return n, err
+		}
+		os.Remove(it.path)
+		n++
+	}
+	return n, nil
+}

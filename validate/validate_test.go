@@ -1,0 +1,317 @@
+package validate
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestBuiltinPlansParse(t *testing.T) {
+	for _, name := range BuiltinNames() {
+		p, err := Load(name)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if len(p.Steps) == 0 || p.Station.Address == "" {
+			t.Errorf("%s: %+v", name, p)
+		}
+	}
+	if len(BuiltinNames()) < 3 {
+		t.Errorf("built-in plans: %v", BuiltinNames())
+	}
+}
+
+const goodPlan = `name: t
+board: zc702
+interface: eth0
+budget: 2m
+station:
+  address: 198.18.5.1
+  report_url: http://198.18.5.1:8080/api/reports
+steps:
+  - id: link
+    type: link
+    carrier_within: 5s
+  - id: tcp
+    type: iperf3
+    min_mbps: 900
+  - id: f
+    type: frames
+    rate: 10%
+    max_loss_pct: 0
+`
+
+func TestParsePlan(t *testing.T) {
+	p, err := Parse([]byte(goodPlan), "good.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Budget.D() != 2*time.Minute || p.Steps[0].CarrierWithin.D() != 5*time.Second || p.Steps[0].Timeout.D() != 10*time.Second {
+		t.Errorf("durations: %+v %+v", p.Budget, p.Steps[0])
+	}
+	if s := p.Steps[1]; s.Protocol != "tcp" || s.Direction != "up" || s.Duration.D() != 5*time.Second || s.Streams != 1 || *s.MinMbps != 900 {
+		t.Errorf("iperf3 defaults: %+v", s)
+	}
+	if p.Station.Port != 5201 || p.Station.ReflectorMAC != "auto" || p.Steps[2].Size != 512 {
+		t.Errorf("defaults: %+v %+v", p.Station, p.Steps[2])
+	}
+}
+
+func TestParsePlanBad(t *testing.T) {
+	for _, tc := range []struct {
+		name, edit, want string
+	}{
+		{"unknown step", "  - id: x\n    type: ping\n", `:19: step "x": unknown type "ping"`},
+		{"missing threshold", "  - id: x\n    type: iperf3\n", `:19: step "x": iperf3 step needs a threshold: min_mbps`},
+		{"udp without loss", "  - id: x\n    type: iperf3\n    protocol: udp\n    bandwidth: 10M\n    min_mbps: 5\n", "needs a threshold: max_loss_pct"},
+		{"wrong unit", "  - id: x\n    type: iperf3\n    duration: 10\n    min_mbps: 5\n", `:21: duration: "10": want a duration with its unit`},
+		{"text for number", "  - id: x\n    type: iperf3\n    min_mbps: fast\n", "want a number, not the text"},
+		{"unknown key", "  - id: x\n    type: link\n    speeed_mbps: 1000\n", "speeed_mbps is not a key"},
+		{"duplicate id", "  - id: link\n    type: link\n", `step id "link" is used twice`},
+		{"bad duplex", "  - id: x\n    type: link\n    duplex: quarter\n", `duplex "quarter"`},
+		{"frames without threshold", "  - id: x\n    type: frames\n    rate: 5%\n", "max_loss_pct and/or max_p99_us"},
+		{"percent out of range", "  - id: x\n    type: frames\n    rate: 5%\n    max_loss_pct: 150\n", "max_loss_pct 150: out of range"},
+		{"no id", "  - type: link\n", "no id"},
+	} {
+		_, err := Parse([]byte(goodPlan+tc.edit), "plan.yaml")
+		var pe *PlanError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"", "want a mapping"},
+		{"steps: []\n", "at least one step"},
+		{"colour: red\nsteps: []\n", `unknown key "colour"`},
+		{"budget: forever\nsteps:\n  - id: a\n    type: link\n", "budget"},
+		{"station:\n  report_url: ftp://x/\nsteps:\n  - id: a\n    type: link\n", "report_url"},
+		{"steps:\n  - id: a\n    type: iperf3\n    min_mbps: 1\n", "give station.address"},
+		{"steps: [a: [", "plan.yaml"},
+	} {
+		_, err := Parse([]byte(tc.in), "plan.yaml")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.in, err, tc.want)
+		}
+	}
+	if _, err := Load("/nonexistent/plan.yaml"); err == nil || !strings.Contains(err.Error(), "not a built-in plan") {
+		t.Errorf("missing plan: %v", err)
+	}
+}
+
+func FuzzParsePlan(f *testing.F) {
+	f.Add([]byte(goodPlan))
+	for _, n := range BuiltinNames() {
+		b, _ := builtin.ReadFile("plans/" + n + ".yaml")
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := Parse(b, "fuzz.yaml")
+		if err != nil {
+			var pe *PlanError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error of type %T: %v", err, err)
+			}
+			return
+		}
+		for _, s := range p.Steps {
+			if s.Timeout <= 0 || s.ID == "" {
+				t.Fatalf("a parsed step without timeout or id: %+v", s)
+			}
+		}
+	})
+}
+
+func testPlan(t *testing.T, budget time.Duration, steps ...Step) *Plan {
+	for i := range steps {
+		if steps[i].Timeout == 0 {
+			steps[i].Timeout = Duration(time.Second)
+		}
+	}
+	return &Plan{Name: "t", Budget: Duration(budget), Steps: steps}
+}
+
+func TestRunner(t *testing.T) {
+	var console strings.Builder
+	p := testPlan(t, time.Minute,
+		Step{ID: "ok", Type: "link"},
+		Step{ID: "bad", Type: "doctor"},
+		Step{ID: "slow", Type: "tune", Timeout: Duration(100 * time.Millisecond)},
+		Step{ID: "hung", Type: "iperf3", Timeout: Duration(100 * time.Millisecond)},
+		Step{ID: "gone", Type: "frames"},
+		Step{ID: "panic", Type: "counters"},
+	)
+	r := &Runner{Plan: p, Console: &console, Grace: 200 * time.Millisecond, Steps: map[string]StepFunc{
+		"link": func(context.Context, *Step) (Outcome, error) {
+			return Outcome{Pass: true, Summary: "1000 Mbit/s", Figures: map[string]float64{"speed_mbps": 1000}}, nil
+		},
+		"doctor": func(context.Context, *Step) (Outcome, error) {
+			return Outcome{Pass: false, Summary: "1 failing", Reason: "LINK_HALF_DUPLEX"}, nil
+		},
+		"tune": func(ctx context.Context, _ *Step) (Outcome, error) { // honours its deadline
+			<-ctx.Done()
+			return Outcome{}, nil
+		},
+		"iperf3": func(context.Context, *Step) (Outcome, error) { // ignores it
+			time.Sleep(2 * time.Second)
+			return Outcome{Pass: true}, nil
+		},
+		"frames": func(context.Context, *Step) (Outcome, error) {
+			return Outcome{}, errors.New("the station 198.18.5.1 does not answer ARP")
+		},
+		"counters": func(context.Context, *Step) (Outcome, error) { panic("boom") },
+	}}
+	start := time.Now()
+	res, failed, figures := r.Run(context.Background())
+	if time.Since(start) > 1500*time.Millisecond {
+		t.Errorf("a hung step held the plan for %v", time.Since(start))
+	}
+	if strings.Join(failed, ",") != "bad,slow,hung,gone,panic" || figures["speed_mbps"] != 1000 || !res[0].Pass {
+		t.Errorf("failed %v figures %v", failed, figures)
+	}
+	for i, want := range []string{"", "LINK_HALF_DUPLEX", "timed out after 100ms", "did not stop; left behind", "does not answer ARP", "step crashed: boom"} {
+		if !strings.Contains(res[i].Reason, want) {
+			t.Errorf("step %s: reason %q, want %q", res[i].ID, res[i].Reason, want)
+		}
+	}
+	if !strings.Contains(console.String(), "step 2/6 bad        doctor   FAIL  1 failing: LINK_HALF_DUPLEX") {
+		t.Errorf("console:\n%s", console.String())
+	}
+
+	// The budget: steps after it ran out fail without running.
+	ran := 0
+	p = testPlan(t, 150*time.Millisecond, Step{ID: "a", Type: "tune", Timeout: Duration(time.Second)}, Step{ID: "b", Type: "link"})
+	r = &Runner{Plan: p, Grace: 100 * time.Millisecond, Steps: map[string]StepFunc{
+		"tune": func(ctx context.Context, _ *Step) (Outcome, error) { <-ctx.Done(); return Outcome{}, nil },
+		"link": func(context.Context, *Step) (Outcome, error) { ran++; return Outcome{Pass: true}, nil },
+	}}
+	res, failed, _ = r.Run(context.Background())
+	if ran != 0 || len(failed) != 2 || !strings.Contains(res[1].Reason, "budget") {
+		t.Errorf("budget: ran %d, failed %v, %+v", ran, failed, res)
+	}
+}
+
+func sampleReport() *Report {
+	return &Report{Schema: SchemaVersion, ID: "SN123-20261130T010203Z", Verdict: "FAIL", Board: "zc702", Serial: "SN123", MAC: "00:0a:35:00:01:22",
+		Interface: "eth0", Started: time.Date(2026, 11, 30, 1, 2, 3, 0, time.UTC), Seconds: 41.25, Failed: []string{"tcp-up"},
+		Figures: map[string]float64{"tcp-up_mbps": 912.345, "frames_loss_pct": 0},
+		Steps: []StepResult{{ID: "link", Type: "link", Pass: true, Summary: "1000 Mbit/s full"}, {ID: "tcp-up", Type: "iperf3", Summary: "TCP up 912.3 Mbit/s (want >= 930)", Reason: "912.3 Mbit/s is below 930"}}}
+}
+
+func TestVerdictAndJUnit(t *testing.T) {
+	r := sampleReport()
+	if got, want := r.VerdictLine(), "LINERATE FAIL board=zc702 serial=SN123 mac=00:0a:35:00:01:22 frames_loss_pct=0 tcp-up_mbps=912.35 failed=tcp-up elapsed=41.2s"; got != want {
+		t.Errorf("verdict:\n got  %s\n want %s", got, want)
+	}
+	b, err := r.JUnit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js junitSuites
+	if err := xml.Unmarshal(b, &js); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	s := js.Suites[0]
+	if s.Tests != 2 || s.Failures != 1 || s.Cases[1].Failure == nil || s.Cases[1].Failure.Message != "912.3 Mbit/s is below 930" || s.Cases[0].Failure != nil {
+		t.Errorf("junit:\n%s", b)
+	}
+	if err := r.Check(); err != nil {
+		t.Error(err)
+	}
+	for _, edit := range []func(*Report){
+		func(r *Report) { r.Schema = 2 },
+		func(r *Report) { r.ID = "../etc/passwd" },
+		func(r *Report) { r.Verdict = "MAYBE" },
+		func(r *Report) { r.Steps = nil },
+		func(r *Report) { r.Board = "" },
+	} {
+		r := sampleReport()
+		edit(r)
+		if r.Check() == nil {
+			t.Errorf("%+v passed Check", r)
+		}
+	}
+}
+
+// TestUploaderSpool: a station that is down at first gets the report once it is up; the
+// report is printed between markers meanwhile; a refused report is final but kept.
+func TestUploaderSpool(t *testing.T) {
+	var got atomic.Value
+	var up atomic.Bool
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(b), "refuse-me") {
+			http.Error(w, "bad report: verdict", http.StatusBadRequest)
+			return
+		}
+		got.Store(string(b))
+		w.WriteHeader(http.StatusCreated)
+	}))
+	// Reserve the address, start serving on it only later: the station is down first.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	dir := t.TempDir()
+	var console strings.Builder
+	u := &Uploader{URL: "http://" + addr + "/api/reports", SpoolDir: filepath.Join(dir, "spool"), Window: 20 * time.Second, Console: &console}
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return
+		}
+		srv.Listener = l
+		srv.Start()
+		up.Store(true)
+	}()
+	defer func() {
+		if up.Load() {
+			srv.Close()
+		}
+	}()
+	body, _ := json.Marshal(sampleReport())
+	if err := u.Deliver(context.Background(), "SN123-x", body); err != nil {
+		t.Fatalf("Deliver: %v\n%s", err, console.String())
+	}
+	if got.Load() != string(body) {
+		t.Error("the station did not get the report")
+	}
+	if !strings.Contains(console.String(), ReportBegin+" SN123-x ====\n{") || !strings.Contains(console.String(), ReportEnd+" SN123-x ====") {
+		t.Errorf("the report was not printed between markers:\n%s", console.String())
+	}
+	if ents, _ := os.ReadDir(u.SpoolDir); len(ents) != 0 {
+		t.Errorf("delivered report left in the spool: %v", ents)
+	}
+	// Refused: final, no retry loop, kept in the spool.
+	start := time.Now()
+	if err := u.Deliver(context.Background(), "bad", []byte(`{"refuse-me":1}`)); err == nil || !strings.Contains(err.Error(), "refused") || time.Since(start) > 5*time.Second {
+		t.Errorf("refused report: %v after %v", err, time.Since(start))
+	}
+	if _, err := os.Stat(filepath.Join(u.SpoolDir, "bad.json")); err != nil {
+		t.Error("a refused report was not kept")
+	}
+	// Unreachable for the whole window: kept; Flush sends it when the station is back.
+	os.Remove(filepath.Join(u.SpoolDir, "bad.json"))
+	u2 := &Uploader{URL: "http://127.0.0.1:1/api/reports", SpoolDir: u.SpoolDir, Window: 1500 * time.Millisecond}
+	if err := u2.Deliver(context.Background(), "later", body); err == nil || !strings.Contains(err.Error(), "kept in") {
+		t.Errorf("unreachable: %v", err)
+	}
+	got.Store("")
+	if n, err := u.Flush(context.Background()); n != 1 || err != nil || got.Load() != string(body) {
+		t.Errorf("Flush: %d %v", n, err)
+	}
+}
