@@ -206,7 +206,7 @@ func sampleReport() *Report {
 	return &Report{Schema: SchemaVersion, ID: "SN123-20261130T010203Z", Verdict: "FAIL", Board: "zc702", Serial: "SN123", MAC: "00:0a:35:00:01:22",
 		Interface: "eth0", Started: time.Date(2026, 11, 30, 1, 2, 3, 0, time.UTC), Seconds: 41.25, Failed: []string{"tcp-up"},
 		Figures: map[string]float64{"tcp-up_mbps": 912.345, "frames_loss_pct": 0},
-		Steps: []StepResult{{ID: "link", Type: "link", Pass: true, Summary: "1000 Mbit/s full"}, {ID: "tcp-up", Type: "iperf3", Summary: "TCP up 912.3 Mbit/s (want >= 930)", Reason: "912.3 Mbit/s is below 930"}}}
+		Steps:   []StepResult{{ID: "link", Type: "link", Pass: true, Summary: "1000 Mbit/s full"}, {ID: "tcp-up", Type: "iperf3", Summary: "TCP up 912.3 Mbit/s (want >= 930)", Reason: "912.3 Mbit/s is below 930"}}}
 }
 
 func TestVerdictAndJUnit(t *testing.T) {
