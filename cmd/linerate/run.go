@@ -70,7 +70,7 @@ func commands() []command {
 		dtsCommand(),
 	}
 	cs = append(cs, genCommands()...)
-	return append(cs, iperf3Command(), validateCommand(), versionCommand())
+	return append(cs, iperf3Command(), validateCommand(), stationCommand(), versionCommand())
 }
 
 const topUsage = `linerate brings a Zynq board's Ethernet to line rate and proves it.

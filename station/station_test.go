@@ -1,0 +1,164 @@
+package station
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zynqnet/linerate/validate"
+)
+
+func report(id, board, verdict string, mbps float64) []byte {
+	r := validate.Report{Schema: validate.SchemaVersion, ID: id, Verdict: verdict, Board: board, Serial: "SN-" + id, MAC: "00:0a:35:00:01:22",
+		Interface: "eth0", Started: time.Now().UTC(), Seconds: 12.5, Failed: []string{},
+		Figures: map[string]float64{"tcp-up_mbps": mbps, "speed_mbps": 1000},
+		Steps: []validate.StepResult{{ID: "link", Type: "link", Pass: true, Summary: "1000 full"},
+			{ID: "tcp-up", Type: "iperf3", Pass: verdict == "PASS", Summary: fmt.Sprintf("TCP up %.1f Mbit/s", mbps), Measured: map[string]float64{"mbps": mbps}}}}
+	if verdict == "FAIL" {
+		r.Failed = []string{"tcp-up"}
+	}
+	b, _ := json.Marshal(r)
+	return b
+}
+
+func newServer(t *testing.T, dir string) (*Store, *httptest.Server) {
+	t.Helper()
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := NewServer(st, log.New(io.Discard, "", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	return st, hs
+}
+
+func post(t *testing.T, url string, body []byte) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url+"/api/reports", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestStation(t *testing.T) {
+	dir := t.TempDir()
+	st, hs := newServer(t, dir)
+	for _, r := range [][]byte{report("a1", "zc702", "PASS", 941.5), report("a2", "zc702", "FAIL", 612), report("b1", "zcu102", "PASS", 938)} {
+		if code, msg := post(t, hs.URL, r); code != http.StatusCreated {
+			t.Fatalf("POST: %d %s", code, msg)
+		}
+	}
+	// A re-sent report (its answer was lost) is taken again without a second copy.
+	if code, _ := post(t, hs.URL, report("a1", "zc702", "PASS", 941.5)); code != http.StatusOK {
+		t.Errorf("re-sent report: %d", code)
+	}
+	for _, tc := range []struct {
+		body []byte
+		code int
+		want string
+	}{
+		{[]byte("{"), 400, "not a report"},
+		{[]byte(`{"schema_version": 9, "id": "x"}`), 400, "schema_version 9"},
+		{[]byte(`{"schema_version": 1, "id": "../x", "verdict": "PASS", "board": "zc702"}`), 400, "id"},
+		{append(report("c1", "zc702", "PASS", 1), []byte(" {}")...), 400, "data after"},
+		{[]byte(strings.Repeat(" ", MaxReportBytes+10)), 413, "larger than"},
+	} {
+		if code, msg := post(t, hs.URL, tc.body); code != tc.code || !strings.Contains(msg, tc.want) {
+			t.Errorf("bad body %.40q: %d %s, want %d %q", tc.body, code, msg, tc.code, tc.want)
+		}
+	}
+	_, list := get(t, hs.URL+"/api/reports?board=zc702")
+	var sums []Summary
+	json.Unmarshal([]byte(list), &sums)
+	if len(sums) != 2 || sums[0].ID != "a1" || sums[1].Verdict != "FAIL" {
+		t.Errorf("list: %s", list)
+	}
+	if code, body := get(t, hs.URL+"/api/reports/b1"); code != 200 || !strings.Contains(body, `"board":"zcu102"`) {
+		t.Errorf("report: %d %s", code, body)
+	}
+	code, x := get(t, hs.URL+"/api/reports/a2/junit.xml")
+	var ju struct {
+		Suites []struct {
+			Failures int `xml:"failures,attr"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal([]byte(x), &ju); code != 200 || err != nil || ju.Suites[0].Failures != 1 {
+		t.Errorf("junit: %d %v %s", code, err, x)
+	}
+	if code, _ := get(t, hs.URL+"/api/reports/nope"); code != 404 {
+		t.Errorf("missing report: %d", code)
+	}
+	_, page := get(t, hs.URL+"/")
+	for _, want := range []string{"3</span> of 3 reports", "2 PASS, 1 FAIL", "SN-a1", "SN-b1", `<span class="FAIL">FAIL</span>`, "<svg", "zcu102 (1)", "zc702 (2)", "tcp-up_mbps 941.5"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if _, page := get(t, hs.URL+"/?verdict=FAIL"); !strings.Contains(page, "1</span> of 3 reports") || strings.Contains(page, "SN-b1") {
+		t.Errorf("filtered page:\n%s", page)
+	}
+	_, metrics := get(t, hs.URL+"/metrics")
+	for _, want := range []string{`linerate_boards_tested_total{board="zc702",verdict="PASS"} 1`, `linerate_boards_tested_total{board="zc702",verdict="FAIL"} 1`,
+		`linerate_step_results_total{board="zc702",result="fail",step="tcp-up"} 1`, `linerate_throughput_mbps_count{board="zcu102",step="tcp-up"} 1`, "linerate_reports_stored 3"} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	// Durable: a new station on the same store has every report and the same metrics.
+	hs.Close()
+	st.Close()
+	st2, hs2 := newServer(t, dir)
+	defer st2.Close()
+	defer hs2.Close()
+	if _, page := get(t, hs2.URL+"/"); !strings.Contains(page, "3</span> of 3 reports") {
+		t.Error("reports lost across a restart")
+	}
+	if _, m := get(t, hs2.URL+"/metrics"); !strings.Contains(m, `linerate_boards_tested_total{board="zc702",verdict="PASS"} 1`) {
+		t.Error("metrics not rebuilt from the store")
+	}
+	// A second station on the same store is refused with a clear error.
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "another station") {
+		t.Errorf("second open: %v", err)
+	}
+}
+
+func FuzzDecodeReport(f *testing.F) {
+	f.Add(report("a", "zc702", "PASS", 900))
+	f.Add([]byte(`{"schema_version":1}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := DecodeReport(b)
+		if err != nil {
+			return
+		}
+		if r.Check() != nil || r.ID == "" {
+			t.Fatal("DecodeReport returned an unchecked report")
+		}
+		if _, err := r.JUnit(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
