@@ -35,6 +35,24 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 	return []byte(strconv.Quote(time.Duration(d).String())), nil
 }
 
+// UnmarshalJSON reads it back ("10s"), or nanoseconds as a number.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	if s, err := strconv.Unquote(string(b)); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("duration %q: %v", s, err)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return fmt.Errorf("duration %s: want \"10s\" or nanoseconds", b)
+	}
+	*d = Duration(n)
+	return nil
+}
+
 // Plan is a board's factory plan.
 type Plan struct {
 	Name      string   `yaml:"name" json:"name"`

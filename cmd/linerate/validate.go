@@ -8,7 +8,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -134,7 +136,14 @@ func (c *validateConfig) run(ctx context.Context, p *validate.Plan, stdout, stde
 	if rep.Serial == "" {
 		rep.Serial = boardSerial(c.root, rep.MAC)
 	}
-	rep.ID = fmt.Sprintf("%s-%s", sanitizeID(rep.Serial), start.UTC().Format("20060102T150405Z"))
+	if t, ok := stationTime(ctx, p.Station.ReportURL, c.station); ok && start.Year() < 2020 {
+		// A board without a real-time clock boots in 1970: take the time of day from the
+		// station's HTTP Date header, for the report only (the system clock is left alone).
+		rep.Started = t.UTC()
+		fmt.Fprintf(console, "linerate validate: the board's clock says %s; the report uses the station's time, %s\n", start.UTC().Format(time.RFC3339), rep.Started.Format(time.RFC3339))
+	}
+	// The boot id keeps two runs of one board apart even when its clock starts at 1970.
+	rep.ID = fmt.Sprintf("%s-%s-%s", sanitizeID(rep.Serial), rep.Started.Format("20060102T150405Z"), bootID(c.root))
 	fmt.Fprintf(console, "linerate validate: plan %s (%s), board %s, serial %s, %s %s, %d steps, budget %v\n",
 		p.Name, p.Source, rep.Board, rep.Serial, p.Interface, orDash(rep.MAC), len(p.Steps), p.Budget.D())
 	v.counters = readErrorCounters(c.root, p.Interface)
@@ -208,6 +217,36 @@ func (c *validateConfig) run(ctx context.Context, p *validate.Plan, stdout, stde
 		return &exitError{code: 1, err: fmt.Errorf("FAIL: %s", strings.Join(rep.Failed, ", "))}
 	}
 	return nil
+}
+
+// stationTime reads the time of day from the station's HTTP Date header.
+func stationTime(ctx context.Context, urls ...string) (time.Time, bool) {
+	for _, u := range urls {
+		if u == "" {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		req, err := http.NewRequestWithContext(rctx, http.MethodHead, u, nil)
+		if err == nil {
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+				if t, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
+					cancel()
+					return t, true
+				}
+			}
+		}
+		cancel()
+	}
+	return time.Time{}, false
+}
+
+// bootID is the first 8 characters of the kernel's boot id, else of a random number.
+func bootID(root string) string {
+	if b, err := os.ReadFile(filepath.Join(root, "proc/sys/kernel/random/boot_id")); err == nil && len(b) >= 8 {
+		return string(b[:8])
+	}
+	return fmt.Sprintf("%08x", rand.Uint32())
 }
 
 func errSuffix(err error) string {

@@ -15,6 +15,8 @@ import (
 //	linerate.run=JOB           shell (default), show, doctor, demo, e2e
 //	linerate.after=WHAT        shell (default), poweroff, reboot
 //	linerate.profile=NAME      a tune profile the job applies first (demo, e2e)
+//	linerate.plan=NAME|FILE    the factory plan the validate job runs (qemu-zc702, zc702, ...)
+//	linerate.station=URL       where validate POSTs its report (default: the plan's)
 type Config struct {
 	Iface   string
 	IP      string // "" none, "dhcp", or a prefix
@@ -23,15 +25,18 @@ type Config struct {
 	Run     string
 	After   string
 	Profile string
+	Plan    string
+	Station string
 }
 
 // Jobs the image knows.
 var Jobs = map[string]string{
-	"shell":  "the serial console shell, with linerate on PATH",
-	"show":   "linerate show of the port",
-	"doctor": "linerate doctor of the port",
-	"demo":   "show and doctor of the port, then iperf3 to the peer both ways",
-	"e2e":    "the end-to-end checks of make test: show --json, tune and revert, iperf3 both ways",
+	"shell":    "the serial console shell, with linerate on PATH",
+	"show":     "linerate show of the port",
+	"doctor":   "linerate doctor of the port",
+	"demo":     "show and doctor of the port, then iperf3 to the peer both ways",
+	"e2e":      "the end-to-end checks of make test: show --json, tune and revert, iperf3 both ways",
+	"validate": "linerate validate of the factory plan (linerate.plan=): the verdict line, reports to the station",
 }
 
 // Problem is a command-line value the uinit cannot use; it is printed on the console and
@@ -117,8 +122,16 @@ func ParseCmdline(s string) (Config, []Problem) {
 			}
 		case "profile":
 			c.Profile = v
+		case "plan":
+			c.Plan = v
+		case "station":
+			if !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
+				probs = append(probs, Problem{key, fmt.Sprintf("%q: want the station's report URL, http://ADDR:PORT/api/reports", v)})
+				continue
+			}
+			c.Station = v
 		default:
-			probs = append(probs, Problem{key, "unknown parameter (known: iface, ip, peer, run, after, profile)"})
+			probs = append(probs, Problem{key, "unknown parameter (known: iface, ip, peer, run, after, profile, plan, station)"})
 		}
 	}
 	// What the job needs.
@@ -128,6 +141,14 @@ func ParseCmdline(s string) (Config, []Problem) {
 		}
 		if c.IP == "" {
 			probs = append(probs, Problem{"ip", fmt.Sprintf("job %s needs an address on the port: linerate.ip=ADDR/LEN or linerate.ip=dhcp", c.Run)})
+		}
+	}
+	if c.Run == "validate" {
+		if c.Plan == "" {
+			probs = append(probs, Problem{"plan", "job validate needs a plan: linerate.plan=NAME (built in) or a file in the image"})
+		}
+		if c.IP == "" {
+			probs = append(probs, Problem{"ip", "job validate needs an address on the port: linerate.ip=ADDR/LEN or linerate.ip=dhcp"})
 		}
 	}
 	if len(probs) > 0 {

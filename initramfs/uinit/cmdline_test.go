@@ -10,6 +10,10 @@ func TestParseCmdline(t *testing.T) {
 	if len(probs) != 0 || c.Run != "demo" || c.After != "reboot" || c.Prefix.String() != "198.18.5.2/24" || c.Peer.String() != "198.18.5.1" || c.Profile != "zc702" {
 		t.Errorf("cfg %+v, problems %v", c, probs)
 	}
+	c, probs = ParseCmdline("linerate.run=validate linerate.ip=dhcp linerate.plan=qemu-zc702 linerate.station=http://198.18.5.1:8080/api/reports")
+	if len(probs) != 0 || c.Run != "validate" || c.Plan != "qemu-zc702" || c.Station != "http://198.18.5.1:8080/api/reports" {
+		t.Errorf("validate: %+v %v", c, probs)
+	}
 	c, probs = ParseCmdline("quiet")
 	if len(probs) != 0 || c.Run != "shell" || c.After != "shell" {
 		t.Errorf("defaults: %+v %v", c, probs)
@@ -22,6 +26,9 @@ func TestParseCmdline(t *testing.T) {
 		{"linerate.after=explode", `linerate.after: "explode": want shell, poweroff or reboot`},
 		{"linerate.peer=", "linerate.peer: has no value"},
 		{"linerate.colour=blue", "linerate.colour: unknown parameter"},
+		{"linerate.run=validate linerate.ip=dhcp", "linerate.plan: job validate needs a plan"},
+		{"linerate.run=validate linerate.plan=zc702", "linerate.ip: job validate needs an address"},
+		{"linerate.station=198.18.5.1", "linerate.station: \"198.18.5.1\": want the station's report URL"},
 	} {
 		c, probs := ParseCmdline(tc.cmdline)
 		var msgs []string

@@ -196,6 +196,13 @@ func runJob(cfg Config, iface string) int {
 	switch cfg.Run {
 	case "shell":
 		return 0
+	case "validate":
+		args := []string{"validate", cfg.Plan}
+		if cfg.Station != "" {
+			args = append(args, "--station", cfg.Station)
+		}
+		rc, _ := step("validate", args...)
+		return rc
 	case "show":
 		// The GEM nodes as the running kernel has them (linerate,* properties included).
 		step("dts-live", "dts", "show", "--live")
