@@ -62,12 +62,14 @@ BOARD ?= zc702
 image: deps
 	scripts/build-image $(BOARD)
 
-# The main job: boot the tester image on the emulated ZC702 against a peer in a network
-# namespace and run the demo (show, doctor, iperf3 both ways), then power off.
-demo: deps
+# The main job: boot the tester image on the emulated ZC702 against the line station in a
+# network namespace and validate it with the qemu-zc702 plan; the verdict line decides.
+demo: deps build
 	scripts/build-kernel-zc702 >/dev/null
 	scripts/build-image zc702
-	BOARD_UP_STDIN=/dev/null scripts/board-up zc702 --job demo --timeout 600
+	BOARD_UP_STDIN=/dev/null scripts/board-up zc702 --job validate --plan qemu-zc702 --peer station --timeout 600 --log out/serial-zc702.log
+	@grep -a '^LINERATE \(PASS\|FAIL\) ' out/serial-zc702.log | tail -1
+	@grep -aq '^LINERATE PASS ' out/serial-zc702.log
 
 unit:
 	CGO_ENABLED=1 go test -race -count=1 -short ./...

@@ -3,7 +3,12 @@ package initramfs_test
 import (
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
+	"image/png"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -287,4 +292,146 @@ func TestDHCPAndBadCmdline(t *testing.T) {
 	if strings.Contains(log, "Kernel panic") || strings.Contains(log, "panic:") {
 		t.Errorf("panic on a bad command line:\n%s", log)
 	}
+}
+
+// TestValidate is make demo checked: the emulated ZC702 boots with the validate job and
+// the qemu-zc702 plan against the line station in the host-side namespace (reports,
+// iperf3 server, reflector on tap0). The serial log must end the job with a PASS
+// verdict line; then a station on the same store serves the report as JSON and JUnit
+// and the page lists the board, which headless Chromium renders.
+func TestValidate(t *testing.T) {
+	need(t)
+	for _, c := range []string{"chromium"} {
+		if _, err := exec.LookPath(c); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s is not installed: make test installs it", c)
+			}
+			t.Skipf("%s is not installed", c)
+		}
+	}
+	script(t, 30*time.Minute, "build-image", "zc702")
+	dir := t.TempDir()
+	data, logFile := filepath.Join(dir, "station"), filepath.Join(dir, "serial.log")
+	script(t, 20*time.Minute, "board-up", "zc702", "--job", "validate", "--plan", "qemu-zc702", "--peer", "station",
+		"--station-data", data, "--timeout", "400", "--log", logFile)
+	b, _ := os.ReadFile(logFile)
+	log := string(b)
+	verdict := regexp.MustCompile(`(?m)^LINERATE (PASS|FAIL) board=(\S+) serial=(\S+) mac=(\S+) .*failed=(\S+) elapsed=\S+\r?$`).FindStringSubmatch(log)
+	if verdict == nil || verdict[1] != "PASS" || verdict[2] != "zc702" || verdict[5] != "-" {
+		t.Fatalf("verdict line: %q\n%s", verdict, log[max(0, len(log)-6000):])
+	}
+	for _, step := range []string{"link", "doctor", "tune", "tcp-up", "tcp-down", "udp-up", "frames", "counters"} {
+		if !regexp.MustCompile(`step \d/8 ` + step + `\s+\S+\s+PASS`).MatchString(log) {
+			t.Errorf("no PASS line for step %s", step)
+		}
+	}
+	if !strings.Contains(log, "delivered to http://198.18.5.1:8080/api/reports") {
+		t.Errorf("the report was not delivered to the station")
+	}
+
+	// The station again, on the same store, on loopback.
+	lr := filepath.Join(repoRoot(t), "bin", "linerate")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	st := exec.Command(lr, "station", "--data", data, "--listen", addr, "--iperf3", "off", "--duration", "120s")
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { st.Process.Signal(os.Interrupt); st.Wait() }()
+	base := "http://" + addr
+	var list []struct {
+		ID, Board, Serial, Verdict string
+		Figures                    map[string]float64
+	}
+	for i := 0; ; i++ {
+		resp, err := http.Get(base + "/api/reports")
+		if err == nil {
+			json.NewDecoder(resp.Body).Decode(&list)
+			resp.Body.Close()
+			break
+		}
+		if i > 100 {
+			t.Fatalf("station on %s: %v", addr, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(list) != 1 || list[0].Board != "zc702" || list[0].Verdict != "PASS" || list[0].Serial != verdict[3] || list[0].Figures["tcp-up_mbps"] <= 0 {
+		t.Fatalf("station's reports: %+v", list)
+	}
+	get := func(path string) string {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %s", path, resp.Status)
+		}
+		return string(b)
+	}
+	var full struct {
+		Schema int `json:"schema_version"`
+		Steps  []struct{ ID string }
+		Show   json.RawMessage
+		Doctor json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(get("/api/reports/"+list[0].ID)), &full); err != nil || full.Schema != 1 || len(full.Steps) != 8 || len(full.Show) < 100 || len(full.Doctor) < 50 {
+		t.Errorf("the JSON report: %v schema %d, %d steps, show %d bytes, doctor %d bytes", err, full.Schema, len(full.Steps), len(full.Show), len(full.Doctor))
+	}
+	var junit struct {
+		Suites []struct {
+			Tests    int `xml:"tests,attr"`
+			Failures int `xml:"failures,attr"`
+			Cases    []struct {
+				Name string `xml:"name,attr"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal([]byte(get("/api/reports/"+list[0].ID+"/junit.xml")), &junit); err != nil || junit.Suites[0].Tests != 8 || junit.Suites[0].Failures != 0 || junit.Suites[0].Cases[6].Name != "frames" {
+		t.Errorf("the JUnit report: %v %+v", err, junit)
+	}
+	page := get("/")
+	for _, want := range []string{"zc702", verdict[3], `<span class="PASS">PASS</span>`, "<svg"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the station page lacks %q", want)
+		}
+	}
+	// One screenshot: the page as a browser renders it.
+	shot := filepath.Join(dir, "station.png")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+		"--hide-scrollbars", "--window-size=1280,800", "--screenshot="+shot, base+"/").CombinedOutput()
+	if err != nil {
+		t.Fatalf("chromium: %v\n%s", err, out)
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	// The PASS badge is green (#2e7d32): the rendered page must show it.
+	green := 0
+	bounds := img.Bounds()
+	for y := bounds.Min.Y; y < bounds.Max.Y; y += 2 {
+		for x := bounds.Min.X; x < bounds.Max.X; x += 2 {
+			r, g, b, _ := img.At(x, y).RGBA()
+			if r>>8 < 0x40 && g>>8 > 0x70 && g>>8 < 0x90 && b>>8 < 0x40 {
+				green++
+			}
+		}
+	}
+	if bounds.Dx() != 1280 || green < 20 {
+		t.Errorf("screenshot %v with %d PASS-green pixels (sampled): the page did not render the board", bounds, green)
+	}
+	t.Logf("verdict: %s", verdict[0])
 }

@@ -424,8 +424,22 @@ func (v *validation) iperf3(ctx context.Context, s *validate.Step) (validate.Out
 		args = append(args, "-u", "-b", s.Bandwidth)
 	}
 	var out, errb bytes.Buffer
-	runErr := run(ctx, args, nil, &out, &errb)
+	var runErr error
 	var r iperf3.Report
+	// The server takes one test at a time and may still be closing the last one: a busy
+	// answer is retried for a few seconds, as an operator would.
+	for try := 0; ; try++ {
+		out.Reset()
+		errb.Reset()
+		r = iperf3.Report{}
+		runErr = run(ctx, args, nil, &out, &errb)
+		json.Unmarshal(out.Bytes(), &r)
+		busy := strings.Contains(r.Error+errb.String(), "busy")
+		if !busy || try >= 20 || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil || r.Error != "" || runErr != nil {
 		msg := r.Error
 		if msg == "" {

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zynqnet/linerate/internal/nstest"
+	"github.com/zynqnet/linerate/station"
+)
+
+// TestValidateInNamespaces runs validate in a "board" namespace against linerate
+// station in a "station" namespace over a veth (both as processes, as on a line): a
+// passing plan, a plan with an unreachable threshold, and a station that is down when
+// the board reports and up a few seconds later.
+func TestValidateInNamespaces(t *testing.T) {
+	nstest.Require(t)
+	board, st := nstest.New(t), nstest.New(t)
+	noIPv6(t, board, st)
+	board.Veth(t, "eth0", "st0", st, 1)
+	board.Exec(t, "ip", "addr", "add", "198.18.41.2/24", "dev", "eth0")
+	st.Exec(t, "ip", "addr", "add", "198.18.41.1/24", "dev", "st0")
+	dir := t.TempDir()
+	data := filepath.Join(dir, "station")
+	plan := func(name, steps string) string {
+		p := filepath.Join(dir, name+".yaml")
+		os.WriteFile(p, []byte(`name: `+name+`
+board: zc702
+interface: eth0
+budget: 2m
+station:
+  address: 198.18.41.1
+  report_url: http://198.18.41.1:8080/api/reports
+steps:
+`+steps), 0o644)
+		return p
+	}
+	measure := `  - {id: link, type: link, carrier_within: 5s, speed_mbps: 10000, duplex: full}
+  - {id: doctor, type: doctor, fail_on: [LINK_DOWN, RX_ERRORS_RISING]}
+  - {id: tcp-up, type: iperf3, protocol: tcp, direction: up, duration: 2s, min_mbps: MIN}
+  - {id: tcp-down, type: iperf3, protocol: tcp, direction: down, duration: 2s, min_mbps: 100}
+  - {id: frames, type: frames, size: 256, rate: 2000pps, duration: 2s, max_loss_pct: 0, max_p99_us: 100000}
+  - {id: counters, type: counters}
+`
+	good := plan("good", strings.Replace(measure, "MIN", "100", 1))
+	unreachable := plan("unreachable", strings.Replace(measure, "MIN", "10000000", 1))
+	reportOnly := plan("report-only", "  - {id: link, type: link, carrier_within: 5s}\n  - {id: counters, type: counters}\n")
+
+	startStation := func() *exec.Cmd {
+		cmd, _, _ := linerateIn(t, st, "station", "--listen", "198.18.41.1:8080", "--data", data, "--iperf3", "198.18.41.1:5201", "--reflect", "st0", "--duration", "120s")
+		waitListen(st, "8080")
+		waitListen(st, "5201")
+		return cmd
+	}
+	stop := func(cmd *exec.Cmd) {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	}
+	validate := func(planFile string, extra ...string) (string, int) {
+		cmd, out, errOut := linerateIn(t, board, append([]string{"validate", planFile, "--report-dir", filepath.Join(dir, "reports"), "--serial", "NS-0042"}, extra...)...)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(3 * time.Minute):
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("validate did not end by itself:\n%s\n%s", out, errOut)
+		}
+		return out.String() + errOut.String(), cmd.ProcessState.ExitCode()
+	}
+	verdict := regexp.MustCompile(`(?m)^LINERATE (PASS|FAIL) board=zc702 serial=NS-0042 mac=\S+ .* failed=(\S+) elapsed=\S+$`)
+
+	s := startStation()
+	out, code := validate(good)
+	m := verdict.FindStringSubmatch(out)
+	if code != 0 || m == nil || m[1] != "PASS" || m[2] != "-" || !strings.Contains(out, "delivered to http://198.18.41.1:8080/api/reports") {
+		t.Fatalf("good plan: exit %d\n%s", code, out)
+	}
+	if !regexp.MustCompile(`frames\s+frames\s+PASS\s+256-byte frames at 2000pps through the reflector: 4000 of 4000 back`).MatchString(out) {
+		t.Errorf("frames step:\n%s", out)
+	}
+	out, code = validate(unreachable)
+	if m := verdict.FindStringSubmatch(out); code != 1 || m == nil || m[1] != "FAIL" || m[2] != "tcp-up" || !strings.Contains(out, "is below 1e+07") {
+		t.Errorf("unreachable threshold: exit %d\n%s", code, out)
+	}
+	stop(s)
+
+	// The station is down when the board reports: spooled, printed, re-sent; up 3 s later.
+	later := make(chan *exec.Cmd, 1)
+	go func() {
+		time.Sleep(3 * time.Second)
+		later <- startStation()
+	}()
+	out, code = validate(reportOnly, "--upload-window", "40s")
+	s = <-later
+	if code != 0 || !strings.Contains(out, "==== LINERATE REPORT BEGIN NS-0042-") || !regexp.MustCompile(`delivered to \S+ \(attempt [2-9]\)`).MatchString(out) {
+		t.Errorf("station down at first: exit %d\n%s", code, out)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, "reports", "spool")); len(ents) != 0 {
+		t.Errorf("reports left in the spool: %v", ents)
+	}
+	stop(s)
+
+	store, err := station.Open(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	list, _ := store.List()
+	var verdicts []string
+	for _, r := range list {
+		verdicts = append(verdicts, r.Verdict)
+	}
+	if strings.Join(verdicts, " ") != "PASS FAIL PASS" {
+		t.Errorf("the station stored %v", verdicts)
+	}
+	// Every report is on the board too: JSON and JUnit.
+	js, _ := filepath.Glob(filepath.Join(dir, "reports", "NS-0042-*.json"))
+	xs, _ := filepath.Glob(filepath.Join(dir, "reports", "NS-0042-*.xml"))
+	if len(js) != 3 || len(xs) != 3 {
+		t.Errorf("report files: %v %v", js, xs)
+	}
+}
+
+func TestValidateBadPlan(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(p, []byte("interface: eth0\nsteps:\n  - id: x\n    type: iperf3\n    duration: 10\n"), 0o644)
+	_, stderr, code := runCLI(t, "validate", p)
+	if code != 2 || !strings.Contains(stderr, "bad.yaml:5: duration: \"10\": want a duration with its unit") {
+		t.Errorf("bad plan: %d %s", code, stderr)
+	}
+	_, stderr, code = runCLI(t, "validate", filepath.Join(dir, "none.yaml"))
+	if code != 2 || !strings.Contains(stderr, "not a built-in plan (qemu-zc702") {
+		t.Errorf("missing plan: %d %s", code, stderr)
+	}
+}
