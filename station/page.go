@@ -3,8 +3,10 @@ package station
 import (
 	"fmt"
 	"html/template"
+	"maps"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -64,18 +66,7 @@ document.getElementById('q').addEventListener('input', function (e) {
 </body></html>
 `))
 
-func sortedKeys(m map[string]float64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func trim(v float64) string {
 	s := fmt.Sprintf("%.2f", v)
@@ -129,16 +120,7 @@ func chart(list []Summary) template.HTML {
 	}
 	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="11">%s</text><text x="%.0f" y="%.0f" font-size="11" text-anchor="end">%s</text>`,
 		L, H-12, template.HTMLEscapeString(tmin.Local().Format("01-02 15:04")), W-R, H-12, template.HTMLEscapeString(tmax.Local().Format("01-02 15:04")))
-	boards := make([]string, 0, len(series))
-	for k := range series {
-		boards = append(boards, k)
-	}
-	for i := 1; i < len(boards); i++ {
-		for j := i; j > 0 && boards[j] < boards[j-1]; j-- {
-			boards[j], boards[j-1] = boards[j-1], boards[j]
-		}
-	}
-	for i, name := range boards {
+	for i, name := range sortedKeys(series) {
 		col := palette[i%len(palette)]
 		var pts []string
 		for _, p := range series[name] {

@@ -172,20 +172,25 @@ func (s *Server) listReports(w http.ResponseWriter, req *http.Request) {
 	enc.Encode(list)
 }
 
-func (s *Server) getReport(w http.ResponseWriter, req *http.Request) {
+// lookup answers 404 for an unknown id.
+func (s *Server) lookup(w http.ResponseWriter, req *http.Request) ([]byte, bool) {
 	body, ok := s.store.Get(req.PathValue("id"))
 	if !ok {
 		http.Error(w, "no report "+req.PathValue("id"), http.StatusNotFound)
-		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(body)
+	return body, ok
+}
+
+func (s *Server) getReport(w http.ResponseWriter, req *http.Request) {
+	if body, ok := s.lookup(w, req); ok {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}
 }
 
 func (s *Server) getJUnit(w http.ResponseWriter, req *http.Request) {
-	body, ok := s.store.Get(req.PathValue("id"))
+	body, ok := s.lookup(w, req)
 	if !ok {
-		http.Error(w, "no report "+req.PathValue("id"), http.StatusNotFound)
 		return
 	}
 	var r validate.Report

@@ -319,22 +319,47 @@ func sizeText(s []int) string {
 	return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(s)), ","), "[]")
 }
 
+// oneBoundedIface parses the flags of a command that takes one interface and runs for a
+// bounded --duration.
+func oneBoundedIface(fs *flag.FlagSet, args []string, duration *time.Duration) (string, error) {
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return "", err
+	}
+	if len(pos) != 1 {
+		return "", usageError("give one interface")
+	}
+	if *duration <= 0 {
+		return "", usageError("--duration %v: want a positive duration; every run is bounded", *duration)
+	}
+	return pos[0], nil
+}
+
+// openReflector opens the rings a reflector on p needs; close them with the func.
+func openReflector(p *port) (*rawsock.RX, *rawsock.TX, func(), error) {
+	rx, err := rawsock.OpenRX(p.Name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tx, err := rawsock.OpenTX(p.Name, max(p.MTU+18, 1518), true)
+	if err != nil {
+		rx.Close()
+		return nil, nil, nil, err
+	}
+	return rx, tx, func() { tx.Close(); rx.Close() }, nil
+}
+
 func runSinkCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sink", flag.ContinueOnError)
 	duration := fs.Duration("duration", 60*time.Second, "")
 	count := fs.Uint64("count", 0, "")
 	stream := fs.Uint("stream", 1, "")
 	asJSON := fs.Bool("json", false, "")
-	pos, err := parseFlags(fs, args)
+	iface, err := oneBoundedIface(fs, args, duration)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usageError("give one interface")
-	}
-	if *duration <= 0 {
-		return usageError("--duration %v: want a positive duration; every run is bounded", *duration)
-	}
+	pos := []string{iface}
 	if *stream > 65535 {
 		return usageError("--stream %d: want 0..65535", *stream)
 	}
@@ -388,30 +413,19 @@ func runReflectCmd(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	fs := flag.NewFlagSet("reflect", flag.ContinueOnError)
 	duration := fs.Duration("duration", 10*time.Minute, "")
 	asJSON := fs.Bool("json", false, "")
-	pos, err := parseFlags(fs, args)
+	iface, err := oneBoundedIface(fs, args, duration)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usageError("give one interface")
-	}
-	if *duration <= 0 {
-		return usageError("--duration %v: want a positive duration; every run is bounded", *duration)
-	}
-	p, err := lookupPort(pos[0], 1)
+	p, err := lookupPort(iface, 1)
 	if err != nil {
 		return err
 	}
-	rx, err := rawsock.OpenRX(p.Name)
+	rx, tx, closeRings, err := openReflector(p)
 	if err != nil {
 		return err
 	}
-	defer rx.Close()
-	tx, err := rawsock.OpenTX(p.Name, max(p.MTU+18, 1518), true)
-	if err != nil {
-		return err
-	}
-	defer tx.Close()
+	defer closeRings()
 	fmt.Fprintf(stderr, "reflect %s (%s): for %v\n", p.Name, p.MAC, *duration)
 	st, err := rawsock.Reflect(ctx, rx, tx, p.MAC, *duration, func(s rawsock.ReflectStats, el time.Duration) {
 		fmt.Fprintf(stderr, "reflect %s: %6.1fs  %d reflected  %d foreign  %d dropped\n", p.Name, el.Seconds(), s.Reflected, s.Foreign, s.Dropped)

@@ -99,8 +99,11 @@ func TestGenSinkExact(t *testing.T) {
 	noIPv6(t, a, b)
 	a.Veth(t, "a0", "b0", b, 1)
 	dst := macOf(t, b, "b0")
-	for _, tc := range []struct{ size, rate string }{{"64", "40kpps"}, {"1518", "300Mbit"}, {"imix", "2%"}} {
-		g, s := genAndSink(t, a, []string{"gen", "a0", "--dst", dst, "--size", tc.size, "--rate", tc.rate, "--duration", "3s", "--flows", "8", "--stream", "9", "--link-mbps", "10000", "--json"},
+	for _, tc := range []struct {
+		size, rate string
+		extra      []string
+	}{{"64", "40kpps", nil}, {"1518", "300Mbit", nil}, {"imix", "2%", nil}, {"128", "20kpps", []string{"--vlan", "100"}}} {
+		g, s := genAndSink(t, a, append([]string{"gen", "a0", "--dst", dst, "--size", tc.size, "--rate", tc.rate, "--duration", "3s", "--flows", "8", "--stream", "9", "--link-mbps", "10000", "--json"}, tc.extra...),
 			b, []string{"sink", "b0", "--stream", "9", "--duration", "30s", "--json"}, 0)
 		gen := decode[struct {
 			Sent      uint64

@@ -129,16 +129,11 @@ func runStation(ctx context.Context, stderr io.Writer, listen, data, ip3, reflec
 		if err != nil {
 			return err
 		}
-		rx, err := rawsock.OpenRX(p.Name)
+		rx, tx, closeRings, err := openReflector(p)
 		if err != nil {
 			return err
 		}
-		defer rx.Close()
-		tx, err := rawsock.OpenTX(p.Name, max(p.MTU+18, 1518), true)
-		if err != nil {
-			return err
-		}
-		defer tx.Close()
+		defer closeRings()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

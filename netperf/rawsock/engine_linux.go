@@ -12,23 +12,6 @@ import (
 	"github.com/zynqnet/linerate/netperf/frames"
 )
 
-// GenOptions bound and pace a run of Gen. A run ends at Count frames or after Duration,
-// whichever comes first; at least one of them must be set.
-type GenOptions struct {
-	FPS        float64 // frames per second; 0 sends as fast as the ring drains
-	Count      uint64
-	Duration   time.Duration
-	EndMarkers bool                                // tell the sink how many frames were sent
-	Progress   func(sent uint64, el time.Duration) // about once a second
-}
-
-// GenStats is what Gen sent.
-type GenStats struct {
-	Sent    uint64
-	Bytes   uint64 // with FCS
-	Elapsed time.Duration
-}
-
 // Gen stamps frames 0, 1, ... of b into the ring on an absolute schedule (frame i is due
 // at i/FPS seconds), so the average rate is exact whatever the timer's resolution; the
 // frames due are handed to the driver in one batch. A sender the CPU left behind (a
@@ -120,21 +103,6 @@ func Gen(ctx context.Context, tx *TX, b *frames.Builder, o GenOptions) (GenStats
 	return st, nil
 }
 
-// SinkOptions bound a run of Sink: it ends at Duration, at Count frames of the stream,
-// after the sender's end marker (plus Grace for late frames), or when ctx ends.
-type SinkOptions struct {
-	Duration time.Duration
-	Count    uint64
-	Grace    time.Duration
-	Progress func(c *frames.Counter, el time.Duration)
-	// Stop, when set, ends the run as soon as it reads true (the same-process sender
-	// is done and its frames had time to arrive).
-	Stop *atomic.Bool
-	// Seen, when set, is kept at the count of the stream's frames received, for another
-	// goroutine to watch.
-	Seen *atomic.Uint64
-}
-
 // Sink feeds every frame received into c. It returns the time from the first frame of
 // the stream (or the start) to the end.
 func Sink(ctx context.Context, rx *RX, c *frames.Counter, o SinkOptions) (time.Duration, error) {
@@ -165,13 +133,6 @@ func Sink(ctx context.Context, rx *RX, c *frames.Counter, o SinkOptions) (time.D
 			endAt = time.Now().Add(grace)
 		}
 	}
-}
-
-// ReflectStats is what a reflector did.
-type ReflectStats struct {
-	Reflected uint64 `json:"reflected"`
-	Foreign   uint64 `json:"foreign"`
-	Dropped   uint64 `json:"dropped"` // test frames the TX ring had no room for
 }
 
 // Reflect sends every test frame addressed to mac back where it came from, MACs swapped,

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"runtime"
-	"sync/atomic"
 	"time"
 
 	"github.com/zynqnet/linerate/netperf/frames"
@@ -20,39 +19,6 @@ type TX struct{}
 
 // RX is a receive ring (Linux only).
 type RX struct{}
-
-// GenOptions bound and pace a run of Gen.
-type GenOptions struct {
-	FPS        float64
-	Count      uint64
-	Duration   time.Duration
-	EndMarkers bool
-	Progress   func(sent uint64, el time.Duration)
-}
-
-// GenStats is what Gen sent.
-type GenStats struct {
-	Sent    uint64
-	Bytes   uint64
-	Elapsed time.Duration
-}
-
-// SinkOptions bound a run of Sink.
-type SinkOptions struct {
-	Duration time.Duration
-	Count    uint64
-	Grace    time.Duration
-	Progress func(c *frames.Counter, el time.Duration)
-	Stop     *atomic.Bool
-	Seen     *atomic.Uint64
-}
-
-// ReflectStats is what a reflector did.
-type ReflectStats struct {
-	Reflected uint64 `json:"reflected"`
-	Foreign   uint64 `json:"foreign"`
-	Dropped   uint64 `json:"dropped"`
-}
 
 func OpenTX(string, int, bool) (*TX, error) { return nil, errOS }
 func OpenRX(string) (*RX, error)            { return nil, errOS }

@@ -47,10 +47,28 @@ func ifIndex(name string) (int, error) {
 	return ifi.Index, nil
 }
 
+// sock is an AF_PACKET socket and its mapped ring.
+type sock struct {
+	fd   int
+	ring []byte
+}
+
+// Close unmaps the ring and closes the socket.
+func (s *sock) Close() error {
+	if s.ring != nil {
+		unix.Munmap(s.ring)
+		s.ring = nil
+	}
+	if s.fd >= 0 {
+		unix.Close(s.fd)
+		s.fd = -1
+	}
+	return nil
+}
+
 // TX is a TPACKET_V2 transmit ring bound to one interface.
 type TX struct {
-	fd        int
-	ring      []byte
+	sock
 	frameSize int
 	frames    int
 	next      int
@@ -71,7 +89,7 @@ func OpenTX(iface string, maxLen int, bypass bool) (*TX, error) {
 	if err != nil {
 		return nil, fmt.Errorf("AF_PACKET socket: %w (needs CAP_NET_RAW)", err)
 	}
-	t := &TX{fd: fd, maxLen: maxLen}
+	t := &TX{sock: sock{fd: fd}, maxLen: maxLen}
 	fail := func(what string, err error) (*TX, error) {
 		t.Close()
 		return nil, fmt.Errorf("%s: TX ring: %s: %w", iface, what, err)
@@ -179,23 +197,9 @@ func (t *TX) Drain(timeout time.Duration) {
 	}
 }
 
-// Close unmaps the ring and closes the socket.
-func (t *TX) Close() error {
-	if t.ring != nil {
-		unix.Munmap(t.ring)
-		t.ring = nil
-	}
-	if t.fd >= 0 {
-		unix.Close(t.fd)
-		t.fd = -1
-	}
-	return nil
-}
-
 // RX is a TPACKET_V3 receive ring bound to one interface.
 type RX struct {
-	fd        int
-	ring      []byte
+	sock
 	blockSize int
 	blocks    int
 	cur       int
@@ -214,7 +218,7 @@ func OpenRX(iface string) (*RX, error) {
 	if err != nil {
 		return nil, fmt.Errorf("AF_PACKET socket: %w (needs CAP_NET_RAW)", err)
 	}
-	r := &RX{fd: fd, blockSize: 1 << 20, blocks: 32}
+	r := &RX{sock: sock{fd: fd}, blockSize: 1 << 20, blocks: 32}
 	fail := func(what string, err error) (*RX, error) {
 		r.Close()
 		return nil, fmt.Errorf("%s: RX ring: %s: %w", iface, what, err)
@@ -289,17 +293,4 @@ func (r *RX) Drops() uint64 {
 		return 0
 	}
 	return uint64(st.Drops)
-}
-
-// Close unmaps the ring and closes the socket.
-func (r *RX) Close() error {
-	if r.ring != nil {
-		unix.Munmap(r.ring)
-		r.ring = nil
-	}
-	if r.fd >= 0 {
-		unix.Close(r.fd)
-		r.fd = -1
-	}
-	return nil
 }
