@@ -335,18 +335,37 @@ func oneBoundedIface(fs *flag.FlagSet, args []string, duration *time.Duration) (
 	return pos[0], nil
 }
 
-// openReflector opens the rings a reflector on p needs; close them with the func.
-func openReflector(p *port) (*rawsock.RX, *rawsock.TX, func(), error) {
+// reflector is a port with the rings a reflector on it needs.
+type reflector struct {
+	*port
+	rx *rawsock.RX
+	tx *rawsock.TX
+}
+
+// openReflector looks the port up and opens its rings; Close closes them.
+func openReflector(name string) (*reflector, error) {
+	p, err := lookupPort(name, 1)
+	if err != nil {
+		return nil, err
+	}
 	rx, err := rawsock.OpenRX(p.Name)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	tx, err := rawsock.OpenTX(p.Name, max(p.MTU+18, 1518), true)
 	if err != nil {
 		rx.Close()
-		return nil, nil, nil, err
+		return nil, err
 	}
-	return rx, tx, func() { tx.Close(); rx.Close() }, nil
+	return &reflector{p, rx, tx}, nil
+}
+
+// Close closes the rings.
+func (r *reflector) Close() { r.tx.Close(); r.rx.Close() }
+
+// Run reflects until ctx ends or duration passes (0: until ctx ends).
+func (r *reflector) Run(ctx context.Context, duration time.Duration, progress func(rawsock.ReflectStats, time.Duration)) (rawsock.ReflectStats, error) {
+	return rawsock.Reflect(ctx, r.rx, r.tx, r.MAC, duration, progress)
 }
 
 func runSinkCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -417,17 +436,13 @@ func runReflectCmd(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	if err != nil {
 		return err
 	}
-	p, err := lookupPort(iface, 1)
+	p, err := openReflector(iface)
 	if err != nil {
 		return err
 	}
-	rx, tx, closeRings, err := openReflector(p)
-	if err != nil {
-		return err
-	}
-	defer closeRings()
+	defer p.Close()
 	fmt.Fprintf(stderr, "reflect %s (%s): for %v\n", p.Name, p.MAC, *duration)
-	st, err := rawsock.Reflect(ctx, rx, tx, p.MAC, *duration, func(s rawsock.ReflectStats, el time.Duration) {
+	st, err := p.Run(ctx, *duration, func(s rawsock.ReflectStats, el time.Duration) {
 		fmt.Fprintf(stderr, "reflect %s: %6.1fs  %d reflected  %d foreign  %d dropped\n", p.Name, el.Seconds(), s.Reflected, s.Foreign, s.Dropped)
 	})
 	if err != nil {

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/zynqnet/linerate/netperf/iperf3"
-	"github.com/zynqnet/linerate/netperf/rawsock"
 	"github.com/zynqnet/linerate/station"
 )
 
@@ -125,19 +124,15 @@ func runStation(ctx context.Context, stderr io.Writer, listen, data, ip3, reflec
 		logger.Printf("iperf3 server on %s", ip3)
 	}
 	if reflect != "" {
-		p, err := lookupPort(reflect, 1)
+		p, err := openReflector(reflect)
 		if err != nil {
 			return err
 		}
-		rx, tx, closeRings, err := openReflector(p)
-		if err != nil {
-			return err
-		}
-		defer closeRings()
+		defer p.Close()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st, err := rawsock.Reflect(ctx, rx, tx, p.MAC, 0, nil)
+			st, err := p.Run(ctx, 0, nil)
 			if err != nil && ctx.Err() == nil {
 				errs <- fmt.Errorf("reflector: %w", err)
 			}
