@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,7 +32,7 @@ type Server struct {
 	steps   *prometheus.CounterVec
 	mbps    *prometheus.HistogramVec
 	stored  prometheus.GaugeFunc
-	count   int
+	count   atomic.Int64 // reports stored; handlers run concurrently
 	started time.Time
 }
 
@@ -42,7 +43,7 @@ func NewServer(store *Store, logger *log.Logger) (*Server, error) {
 	s.steps = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "linerate_step_results_total", Help: "Step outcomes, by board type, step and result."}, []string{"board", "step", "result"})
 	s.mbps = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "linerate_throughput_mbps", Help: "Measured throughput of the iperf3 steps, Mbit/s.",
 		Buckets: []float64{1, 5, 10, 50, 100, 200, 500, 800, 900, 930, 950, 1000, 2500, 5000, 10000}}, []string{"board", "step"})
-	s.stored = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "linerate_reports_stored", Help: "Reports in the store."}, func() float64 { return float64(s.count) })
+	s.stored = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "linerate_reports_stored", Help: "Reports in the store."}, func() float64 { return float64(s.count.Load()) })
 	s.reg.MustRegister(s.tested, s.steps, s.mbps, s.stored)
 	list, err := store.List()
 	if err != nil {
@@ -68,7 +69,7 @@ func NewServer(store *Store, logger *log.Logger) (*Server, error) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
 func (s *Server) observe(r *validate.Report) {
-	s.count++
+	s.count.Add(1)
 	s.tested.WithLabelValues(r.Board, r.Verdict).Inc()
 	for _, st := range r.Steps {
 		res := "pass"

@@ -163,3 +163,30 @@ func FuzzDecodeReport(f *testing.F) {
 		}
 	})
 }
+
+// TestConcurrentPosts: boards report at once; every report is stored once and counted.
+func TestConcurrentPosts(t *testing.T) {
+	st, hs := newServer(t, t.TempDir())
+	defer st.Close()
+	defer hs.Close()
+	done := make(chan int, 16)
+	for i := 0; i < 16; i++ {
+		go func(i int) {
+			resp, err := http.Post(hs.URL+"/api/reports", "application/json", strings.NewReader(string(report(fmt.Sprintf("c%d", i), "zc702", "PASS", 900))))
+			if err != nil {
+				done <- 0
+				return
+			}
+			resp.Body.Close()
+			done <- resp.StatusCode
+		}(i)
+	}
+	for i := 0; i < 16; i++ {
+		if c := <-done; c != http.StatusCreated {
+			t.Errorf("POST: %d", c)
+		}
+	}
+	if _, m := get(t, hs.URL+"/metrics"); !strings.Contains(m, "linerate_reports_stored 16") {
+		t.Error("not every report counted")
+	}
+}

@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/zynqnet/linerate/board"
@@ -101,7 +100,6 @@ type validation struct {
 	console  io.Writer
 	counters map[string]uint64 // error counters at the start
 	doctor   json.RawMessage
-	mu       sync.Mutex
 	cleanup  []func()
 	root     string
 }
