@@ -48,6 +48,9 @@ Both:
   -p, --port N           server port (default 5201)
   -B, --bind ADDR        local address
   -J, --json             JSON output in iperf3 -J's shape
+  --copy                 read received TCP data into memory, as iperf3 does; by default
+                         the kernel discards it (recv MSG_TRUNC), so the figure is the
+                         link's and not the receiving CPU's memory copy
 `
 
 // sizeValue parses iperf3 sizes: K, M, G are 1024-based (unit_atoi).
@@ -110,11 +113,11 @@ func iperf3Command() command {
 func runIperf3(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("iperf3", flag.ContinueOnError)
 	var (
-		server, oneOff, jsonOut, reverse, bidir, udp, noDelay, c64, serverOut bool
-		client, bind                                                          string
-		port, parallel, mss, omit, connTimeout                                int
-		timeSecs, interval, idle                                              float64
-		bytesN, blocks, bitrate, length, window                               uint64
+		server, oneOff, jsonOut, reverse, bidir, udp, noDelay, c64, serverOut, copyRecv bool
+		client, bind                                                                    string
+		port, parallel, mss, omit, connTimeout                                          int
+		timeSecs, interval, idle                                                        float64
+		bytesN, blocks, bitrate, length, window                                         uint64
 	)
 	boolVar := func(p *bool, names ...string) {
 		for _, n := range names {
@@ -150,6 +153,7 @@ func runIperf3(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	boolVar(&noDelay, "N", "no-delay")
 	boolVar(&c64, "udp-counters-64bit")
 	boolVar(&serverOut, "get-server-output")
+	boolVar(&copyRecv, "copy")
 	strVar(&client, "c", "client")
 	strVar(&bind, "B", "bind")
 	intVar(&port, iperf3.DefaultPort, "p", "port")
@@ -193,8 +197,8 @@ func runIperf3(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	}
 	if server {
 		srv := &iperf3.Server{Addr: bind, Port: port, OneOff: oneOff, Version: version,
-			IdleTimeout: time.Duration(idle * float64(time.Second)),
-			Log:         log.New(stderr, "linerate iperf3: ", log.LstdFlags)}
+			IdleTimeout: time.Duration(idle * float64(time.Second)), CopyReceived: copyRecv,
+			Log: log.New(stderr, "linerate iperf3: ", log.LstdFlags)}
 		if jsonOut {
 			enc := json.NewEncoder(stdout)
 			enc.SetIndent("", "  ")
@@ -207,7 +211,7 @@ func runIperf3(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	}
 	c := &iperf3.Client{Host: client, Port: port, Bind: bind, Version: version,
 		Interval:       time.Duration(interval * float64(time.Second)),
-		ConnectTimeout: time.Duration(connTimeout) * time.Millisecond,
+		ConnectTimeout: time.Duration(connTimeout) * time.Millisecond, CopyReceived: copyRecv,
 		Params: iperf3.Params{UDP: udp, Time: int(timeSecs), Bytes: bytesN, Blocks: blocks, Parallel: parallel,
 			Reverse: reverse, Bidir: bidir, Len: int(length), Bandwidth: bitrate, Window: int(window), MSS: mss,
 			NoDelay: noDelay, Omit: omit, UDPCounters64Bit: c64, GetServerOutput: serverOut}}

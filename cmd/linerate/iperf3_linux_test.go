@@ -200,6 +200,38 @@ func TestIperf3Interop(t *testing.T) {
 			agree(t, parseSums(t, "stock client", out), parseSums(t, "linerate server", srvOut), tc.udp, tc.bidir, true)
 		})
 	}
+	// --copy reads received data into memory as iperf3 does, in either receiving role.
+	t.Run("stock-client/copy", func(t *testing.T) {
+		wait := runOurServer(t, srv, "--copy")
+		out, err := cli.Try("iperf3", "-c", "198.18.2.2", "-J", "-t", "1", "-P", "2")
+		srvOut := wait()
+		if err != nil {
+			t.Fatalf("stock client: %v\n%s", err, out)
+		}
+		agree(t, parseSums(t, "stock client", out), parseSums(t, "linerate server", srvOut), false, false, true)
+	})
+	t.Run("linerate-client/copy-reverse", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		stock := exec.CommandContext(ctx, "ip", "netns", "exec", srv.Name, "iperf3", "-s", "-1", "-J")
+		var stockOut bytes.Buffer
+		stock.Stdout = &stockOut
+		if err := stock.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitListen(srv, "5201")
+		var out, errOut string
+		var code int
+		cli.Do(t, func() error {
+			out, errOut, code = runCLI(t, "iperf3", "-c", "198.18.2.2", "-J", "-t", "1", "-R", "--copy")
+			return nil
+		})
+		stock.Wait()
+		if code != 0 {
+			t.Fatalf("linerate client: exit %d: %s", code, errOut)
+		}
+		agree(t, parseSums(t, "linerate client", out), parseSums(t, "stock server", stockOut.String()), false, false, false)
+	})
 	t.Run("limits", func(t *testing.T) {
 		// -n and -k are honoured by either side.
 		wait := runOurServer(t, srv)

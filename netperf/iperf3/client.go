@@ -24,6 +24,9 @@ type Client struct {
 	Version        string
 	// Text, when set, receives iperf3's human output as the test runs.
 	Text io.Writer
+	// CopyReceived reads received TCP data (-R, --bidir) into user memory as iperf3
+	// does; by default the kernel discards it (see Server.CopyReceived).
+	CopyReceived bool
 }
 
 // ServerError is the server's refusal: busy, an error number, or termination.
@@ -134,6 +137,7 @@ func (c *Client) Run(ctx context.Context) (*Report, error) {
 		return rep, fmt.Errorf("send cookie: %w", err)
 	}
 	t := newTest(&p)
+	t.copyReceived = c.CopyReceived
 	defer func() {
 		if t.streams != nil {
 			t.closeAll()

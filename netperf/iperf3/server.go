@@ -36,6 +36,10 @@ type Server struct {
 	// each test's report (-J).
 	Text io.Writer
 	JSON func(*Report)
+	// CopyReceived reads received TCP data into user memory, as iperf3 does; by default
+	// the kernel discards it (MSG_TRUNC), so the figure is the link's and the stack's,
+	// not the receiving CPU's memory copy.
+	CopyReceived bool
 	// Ready, when set, is called with the bound address once the server listens.
 	Ready func(net.Addr)
 
@@ -233,6 +237,7 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 		Bytes: p.Bytes, Blocks: p.Blocks, Reverse: b2i(p.Reverse), Bidir: b2i(p.Bidir), TOS: p.TOS, Bitrate: p.Bandwidth}
 
 	t := newTest(p)
+	t.copyReceived = s.CopyReceived
 	defer func() { t.closeAll() }()
 	// For UDP the server port must listen before the client hears CREATE_STREAMS: its
 	// first datagram follows at once.

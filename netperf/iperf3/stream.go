@@ -44,8 +44,11 @@ type stream struct {
 
 // test is the state both roles share while streams run.
 type test struct {
-	p       *Params
-	streams []*stream
+	p *Params
+	// copyReceived reads received TCP data into user memory as iperf3 does, instead of
+	// discarding it in the kernel.
+	copyReceived bool
+	streams      []*stream
 	// running is true from TEST_RUNNING to TEST_END: only then are bytes counted.
 	running   atomic.Bool
 	totalSent atomic.Uint64
@@ -185,6 +188,13 @@ func (s *stream) sendTCP(ctx context.Context) {
 }
 
 func (s *stream) recvTCP() {
+	if !s.t.copyReceived && discardTCP(s.conn, func(n int) {
+		if s.t.running.Load() {
+			s.bytes.Add(uint64(n))
+		}
+	}) {
+		return
+	}
 	// Reads larger than the block cut syscalls and netpoll wake-ups per byte.
 	buf := make([]byte, max(s.t.p.Len, 1<<20))
 	for {

@@ -1,0 +1,45 @@
+//go:build linux
+
+package iperf3
+
+import (
+	"net"
+
+	"golang.org/x/sys/unix"
+)
+
+// discardTCP reads a TCP stream to its end without copying the data out of the kernel:
+// recv(2) with MSG_TRUNC on a TCP socket consumes the bytes and frees their buffers
+// (tcp(7), since Linux 2.4). The receiving side never looks at the payload, so the copy
+// iperf3 makes is pure cost; on a board's small cores it is most of the receiver's work.
+// count is called with each non-empty read. ok is false when the connection is not a
+// TCP socket this can drive; the caller then reads normally.
+func discardTCP(c net.Conn, count func(int)) (ok bool) {
+	tc, isTCP := c.(*net.TCPConn)
+	if !isTCP {
+		return false
+	}
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	// The kernel never writes to buf with MSG_TRUNC; its length is how much one call
+	// may consume.
+	buf := make([]byte, 4<<20)
+	for {
+		var n int
+		var rerr error
+		err := raw.Read(func(fd uintptr) bool {
+			for {
+				n, _, rerr = unix.Recvfrom(int(fd), buf, unix.MSG_TRUNC)
+				if rerr != unix.EINTR {
+					return rerr != unix.EAGAIN
+				}
+			}
+		})
+		if err != nil || rerr != nil || n <= 0 {
+			return true
+		}
+		count(n)
+	}
+}
