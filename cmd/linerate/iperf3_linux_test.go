@@ -141,6 +141,32 @@ func waitListen(ns *nstest.NS, port string) {
 	}
 }
 
+// againstStockServer runs linerate's client (-c 198.18.2.2 -J ARGS) in cli against a
+// stock iperf3 -s -1 -J in srv and returns both ends' summaries.
+func againstStockServer(t *testing.T, cli, srv *nstest.NS, args ...string) (ours, stock sums) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", srv.Name, "iperf3", "-s", "-1", "-J")
+	var stockOut bytes.Buffer
+	cmd.Stdout = &stockOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitListen(srv, "5201")
+	var out, errOut string
+	var code int
+	cli.Do(t, func() error {
+		out, errOut, code = runCLI(t, append([]string{"iperf3", "-c", "198.18.2.2", "-J"}, args...)...)
+		return nil
+	})
+	cmd.Wait()
+	if code != 0 {
+		t.Fatalf("linerate client: exit %d: %s", code, errOut)
+	}
+	return parseSums(t, "linerate client", out), parseSums(t, "stock server", stockOut.String())
+}
+
 var iperfCases = []struct {
 	name  string
 	args  []string
@@ -164,31 +190,8 @@ func TestIperf3Interop(t *testing.T) {
 	cli, srv := iperfPair(t)
 	for _, tc := range iperfCases {
 		t.Run("linerate-client/"+tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			stock := exec.CommandContext(ctx, "ip", "netns", "exec", srv.Name, "iperf3", "-s", "-1", "-J")
-			var stockOut bytes.Buffer
-			stock.Stdout = &stockOut
-			if err := stock.Start(); err != nil {
-				t.Fatal(err)
-			}
-			for i := 0; i < 100; i++ {
-				if o, _ := srv.Try("ss", "-ltn", "sport", "= :5201"); strings.Contains(o, "5201") {
-					break
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			var out, errOut string
-			var code int
-			cli.Do(t, func() error {
-				out, errOut, code = runCLI(t, append([]string{"iperf3", "-c", "198.18.2.2", "-J"}, tc.args...)...)
-				return nil
-			})
-			stock.Wait()
-			if code != 0 {
-				t.Fatalf("linerate client: exit %d: %s", code, errOut)
-			}
-			agree(t, parseSums(t, "linerate client", out), parseSums(t, "stock server", stockOut.String()), tc.udp, tc.bidir, false)
+			ours, stock := againstStockServer(t, cli, srv, tc.args...)
+			agree(t, ours, stock, tc.udp, tc.bidir, false)
 		})
 		t.Run("stock-client/"+tc.name, func(t *testing.T) {
 			wait := runOurServer(t, srv)
@@ -211,26 +214,8 @@ func TestIperf3Interop(t *testing.T) {
 		agree(t, parseSums(t, "stock client", out), parseSums(t, "linerate server", srvOut), false, false, true)
 	})
 	t.Run("linerate-client/copy-reverse", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		stock := exec.CommandContext(ctx, "ip", "netns", "exec", srv.Name, "iperf3", "-s", "-1", "-J")
-		var stockOut bytes.Buffer
-		stock.Stdout = &stockOut
-		if err := stock.Start(); err != nil {
-			t.Fatal(err)
-		}
-		waitListen(srv, "5201")
-		var out, errOut string
-		var code int
-		cli.Do(t, func() error {
-			out, errOut, code = runCLI(t, "iperf3", "-c", "198.18.2.2", "-J", "-t", "1", "-R", "--copy")
-			return nil
-		})
-		stock.Wait()
-		if code != 0 {
-			t.Fatalf("linerate client: exit %d: %s", code, errOut)
-		}
-		agree(t, parseSums(t, "linerate client", out), parseSums(t, "stock server", stockOut.String()), false, false, false)
+		ours, stock := againstStockServer(t, cli, srv, "-t", "1", "-R", "--copy")
+		agree(t, ours, stock, false, false, false)
 	})
 	t.Run("limits", func(t *testing.T) {
 		// -n and -k are honoured by either side.
