@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/zynqnet/linerate/board"
+	"github.com/zynqnet/linerate/internal/srcerr"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -111,18 +112,7 @@ func KnownKnobs() []string {
 }
 
 // ProfileError is a profile that cannot be used, with its file and line.
-type ProfileError struct {
-	Source string
-	Line   int
-	Msg    string
-}
-
-func (e *ProfileError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.Source, e.Line, e.Msg)
-	}
-	return e.Source + ": " + e.Msg
-}
+type ProfileError = srcerr.Error
 
 // ParseProfile reads a profile from YAML:
 //

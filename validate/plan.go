@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zynqnet/linerate/internal/srcerr"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -108,18 +109,7 @@ type Step struct {
 }
 
 // PlanError is a bad plan: the file, the line and what is wrong.
-type PlanError struct {
-	Source string
-	Line   int
-	Msg    string
-}
-
-func (e *PlanError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.Source, e.Line, e.Msg)
-	}
-	return fmt.Sprintf("%s: %s", e.Source, e.Msg)
-}
+type PlanError = srcerr.Error
 
 // BuiltinNames lists the plans shipped in the binary.
 func BuiltinNames() []string {
