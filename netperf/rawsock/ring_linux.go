@@ -76,18 +76,26 @@ type TX struct {
 	maxLen    int
 }
 
+// packetSocket looks iface up and opens an AF_PACKET raw socket with protocol 0: it
+// hears nothing until bound with a protocol.
+func packetSocket(iface string) (idx, fd int, err error) {
+	if idx, err = ifIndex(iface); err != nil {
+		return 0, -1, err
+	}
+	if fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0); err != nil {
+		return 0, -1, fmt.Errorf("AF_PACKET socket: %w (needs CAP_NET_RAW)", err)
+	}
+	return idx, fd, nil
+}
+
 // OpenTX opens a transmit ring for frames of up to maxLen bytes (without FCS). bypass
 // sets PACKET_QDISC_BYPASS (frames skip the interface's qdisc, as trafgen does).
 func OpenTX(iface string, maxLen int, bypass bool) (*TX, error) {
-	idx, err := ifIndex(iface)
-	if err != nil {
-		return nil, err
-	}
 	// Protocol 0: the socket transmits only and is never handed received frames; the
 	// kernel takes each frame's protocol from its Ethernet header.
-	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+	idx, fd, err := packetSocket(iface)
 	if err != nil {
-		return nil, fmt.Errorf("AF_PACKET socket: %w (needs CAP_NET_RAW)", err)
+		return nil, err
 	}
 	t := &TX{sock: sock{fd: fd}, maxLen: maxLen}
 	fail := func(what string, err error) (*TX, error) {
@@ -208,15 +216,11 @@ type RX struct {
 // OpenRX opens a receive ring on iface for every protocol; frames the host itself sends
 // are left out (PACKET_IGNORE_OUTGOING, and the packet type where that is missing).
 func OpenRX(iface string) (*RX, error) {
-	idx, err := ifIndex(iface)
-	if err != nil {
-		return nil, err
-	}
 	// Protocol 0 until the ring is set and bound, so no frame of another interface is
 	// queued in between.
-	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+	idx, fd, err := packetSocket(iface)
 	if err != nil {
-		return nil, fmt.Errorf("AF_PACKET socket: %w (needs CAP_NET_RAW)", err)
+		return nil, err
 	}
 	r := &RX{sock: sock{fd: fd}, blockSize: 1 << 20, blocks: 32}
 	fail := func(what string, err error) (*RX, error) {
