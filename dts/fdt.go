@@ -18,10 +18,20 @@ import (
 )
 
 // Error is bad input: a blob that is not a valid FDT, an overlay that does not fit its
-// base, a value out of range. The message names what was wrong.
-type Error struct{ Msg string }
+// base, a value out of range, a file that cannot be read. The message names what was
+// wrong; Err, when set, is the cause (a missing file's *fs.PathError, say).
+type Error struct {
+	Msg string
+	Err error
+}
 
 func (e *Error) Error() string { return e.Msg }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// BadInput marks it as the user's input to fix (internal/badinput).
+func (e *Error) BadInput() bool { return true }
 
 func errorf(format string, a ...any) error { return &Error{Msg: fmt.Sprintf(format, a...)} }
 

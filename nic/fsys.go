@@ -58,6 +58,9 @@ func (e *MissingFileError) Error() string {
 	return fmt.Sprintf("%s: missing %s (%s)", e.Root, filepath.Join(e.Root, e.Path), e.Why)
 }
 
+// BadInput marks it as the user's input to fix (internal/badinput).
+func (e *MissingFileError) BadInput() bool { return true }
+
 func (r fsRoot) require(p, why string) error {
 	ok, err := r.exists(p)
 	if err != nil {

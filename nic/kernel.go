@@ -109,6 +109,9 @@ type InputError struct {
 func (e *InputError) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
+// BadInput marks it as the user's input to fix (internal/badinput).
+func (e *InputError) BadInput() bool { return true }
+
 // OpenCaptured reads root/linerate/kernel.json.
 func OpenCaptured(root string) (*CapturedKernel, error) {
 	p := filepath.Join(root, CapturedFile)

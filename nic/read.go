@@ -51,6 +51,9 @@ var ErrNotFound = errors.New("interface not found")
 // Is makes errors.Is(err, ErrNotFound) true.
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 
+// BadInput marks it as the user's input to fix (internal/badinput).
+func (e *NotFoundError) BadInput() bool { return true }
+
 // Names lists the interfaces Read reads when given none: all but loopback, by index.
 func (r *Reader) Names() ([]string, error) {
 	links, err := r.links()

@@ -126,6 +126,9 @@ type Error struct {
 func (e *Error) Error() string { return "snapshot " + e.Archive + ": " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
+// BadInput marks it as the user's input to fix (internal/badinput).
+func (e *Error) BadInput() bool { return true }
+
 // Extract unpacks an archive into dir (which should be empty) and returns its manifest.
 func Extract(r io.Reader, dir string) (*Manifest, error) {
 	gz, err := gzip.NewReader(r)

@@ -68,280 +68,319 @@ func (p *Profile) perr(s Setting, format string, a ...any) error {
 // checking every value against the interface's limits. A value out of range is an error
 // naming the profile line; a knob the interface lacks is skipped (an error when required).
 func Expand(p *Profile, st *State) (*expansion, error) {
-	ifc := st.Iface
-	e := &expansion{}
-	drv := "this interface"
-	if ifc.Driver != nil {
-		drv = ifc.Driver.Name
-	}
-	cpus := ifc.Platform.CPUs
-	if cpus < 1 {
-		cpus = 1
-	}
-	skip := func(s Setting, why string) error {
-		if p.Required[s.Knob] {
-			return p.perr(s, "required, but %s", why)
-		}
-		e.skips = append(e.skips, Skip{Knob: s.Knob, Reason: why, Line: s.Line})
-		return nil
-	}
-	target := func(s Setting, name, want string) error {
-		k, err := KnobFromName(ifc.Name, name)
-		if err != nil {
-			return p.perr(s, "%v", err)
-		}
-		e.targets = append(e.targets, Target{Knob: k, Want: want, Setting: s})
-		return nil
-	}
-	cpuSet := func(s Setting, v string) ([]int, error) {
-		switch v {
-		case "all":
-			all := make([]int, cpus)
-			for i := range all {
-				all[i] = i
-			}
-			return all, nil
-		case "none":
-			return nil, nil
-		}
-		l, err := cpuList(v)
-		if err != nil {
-			return nil, p.perr(s, "%v", err)
-		}
-		for _, c := range l {
-			if c >= cpus {
-				return nil, p.perr(s, "CPU %d does not exist (this machine has %d online: 0-%d)", c, cpus, cpus-1)
-			}
-		}
-		return l, nil
-	}
-	maskOf := func(l []int) string {
-		if len(l) == 0 {
-			return "0"
-		}
-		return cpuMask(l)
+	x := &expander{p: p, st: st, ifc: st.Iface, e: &expansion{}, drv: "this interface", cpus: max(st.Iface.Platform.CPUs, 1)}
+	if x.ifc.Driver != nil {
+		x.drv = x.ifc.Driver.Name
 	}
 	for _, s := range p.Settings {
-		var err error
-		switch k := s.Knob; {
-		case k == "rings.rx" || k == "rings.tx":
-			r := ifc.Rings
-			if r == nil {
-				err = skip(s, "rings not supported by "+drv)
-				break
-			}
-			max := r.RXMax
-			if k == "rings.tx" {
-				max = r.TXMax
-			}
-			want := uint64(max)
-			if s.Value != "max" {
-				want, _ = strconv.ParseUint(s.Value, 10, 32)
-				if want > uint64(max) {
-					err = p.perr(s, "%d is above the driver's maximum %d", want, max)
-					break
-				}
-				if drv == "macb" && (want < 64 || want&(want-1) != 0) {
-					err = p.perr(s, "macb takes ring sizes that are powers of two from 64 (it rounds others): use %d", nextPow2(want))
-					break
-				}
-			}
-			err = target(s, k, strconv.FormatUint(want, 10))
-		case strings.HasPrefix(k, "channels."):
-			c := ifc.Channels
-			if c == nil {
-				err = skip(s, "channels not supported by "+drv)
-				break
-			}
-			max := map[string]uint32{"channels.rx": c.RXMax, "channels.tx": c.TXMax, "channels.combined": c.CombinedMax}[k]
-			if max == 0 {
-				err = skip(s, drv+" has no "+strings.TrimPrefix(k, "channels.")+" channels")
-				break
-			}
-			want := uint64(max)
-			switch s.Value {
-			case "max":
-			case "cpus":
-				if uint64(cpus) < want {
-					want = uint64(cpus)
-				}
-			default:
-				want, _ = strconv.ParseUint(s.Value, 10, 32)
-				if want > uint64(max) || want == 0 {
-					err = p.perr(s, "%d is outside 1..%d", want, max)
-				}
-			}
-			if err == nil {
-				err = target(s, k, strconv.FormatUint(want, 10))
-			}
-		case k == "coalesce.usecs":
-			us, _ := strconv.ParseUint(s.Value, 10, 32)
-			if ifc.Coalesce != nil {
-				// Hardware coalescing: the usecs parameters the driver reports.
-				n := 0
-				for _, param := range []string{"rx-usecs", "tx-usecs"} {
-					if _, ok := ifc.Coalesce[param]; ok {
-						n++
-						if err = target(s, "coalesce."+param, strconv.FormatUint(us, 10)); err != nil {
-							break
-						}
-					}
-				}
-				if n == 0 && err == nil {
-					err = skip(s, drv+" reports no rx-usecs/tx-usecs")
-				}
-				break
-			}
-			// No ethtool -C: software coalescing through NAPI (kernel 5.7+).
-			if ifc.NAPI.DeferHardIRQs == nil || ifc.NAPI.GROFlushTimeout == nil {
-				err = skip(s, drv+" has no ethtool -C and this kernel has no napi_defer_hard_irqs (5.7+)")
-				break
-			}
-			defer_ := "0"
-			if us > 0 {
-				defer_ = "2"
-			}
-			e.notes = append(e.notes, fmt.Sprintf("coalesce.usecs %d: %s has no ethtool -C, so interrupts are coalesced in software (napi_defer_hard_irqs %s, gro_flush_timeout %d ns)", us, drv, defer_, us*1000))
-			if err = target(s, "napi.defer_hard_irqs", defer_); err == nil {
-				err = target(s, "napi.gro_flush_timeout", strconv.FormatUint(us*1000, 10))
-			}
-		case k == "napi.defer_hard_irqs" || k == "napi.gro_flush_timeout" || k == "napi.threaded":
-			present := map[string]bool{"napi.defer_hard_irqs": ifc.NAPI.DeferHardIRQs != nil, "napi.gro_flush_timeout": ifc.NAPI.GROFlushTimeout != nil, "napi.threaded": ifc.NAPI.Threaded != nil}[k]
-			if !present {
-				err = skip(s, "this kernel has no "+strings.TrimPrefix(k, "napi.")+" for "+ifc.Name)
-				break
-			}
-			v := s.Value
-			if k == "napi.threaded" {
-				v = map[string]string{"on": "1", "off": "0"}[v]
-			}
-			err = target(s, k, v)
-		case k == "mtu":
-			if s.Value == "keep" {
-				break
-			}
-			m, _ := strconv.Atoi(s.Value)
-			if ifc.MaxMTU != nil && *ifc.MaxMTU > 0 && m > *ifc.MaxMTU {
-				err = p.perr(s, "%d is above %s's maximum MTU %d", m, drv, *ifc.MaxMTU)
-				break
-			}
-			if ifc.MinMTU != nil && m < *ifc.MinMTU {
-				err = p.perr(s, "%d is below %s's minimum MTU %d", m, drv, *ifc.MinMTU)
-				break
-			}
-			err = target(s, "mtu", s.Value)
-		case k == "promisc":
-			err = target(s, "promisc", s.Value)
-		case strings.HasPrefix(k, "features."):
-			err = expandFeature(p, s, st, drv, target, skip)
-		case k == "rps.cpus" || k == "rps.flow_cnt":
-			var l []int
-			if k == "rps.cpus" {
-				if l, err = cpuSet(s, s.Value); err != nil {
-					break
-				}
-			} else if n, _ := strconv.ParseUint(s.Value, 10, 32); n&(n-1) != 0 {
-				err = p.perr(s, "the kernel rounds rps_flow_cnt up to a power of two: use %d", nextPow2(n))
-				break
-			}
-			n := 0
-			for _, q := range ifc.Queues {
-				if !strings.HasPrefix(q.Name, "rx-") {
-					continue
-				}
-				if k == "rps.cpus" && q.RPSCPUs != nil {
-					n++
-					err = target(s, "queue."+q.Name+".rps_cpus", maskOf(l))
-				} else if k == "rps.flow_cnt" && q.RPSFlowCnt != nil {
-					n++
-					err = target(s, "queue."+q.Name+".rps_flow_cnt", s.Value)
-				}
-				if err != nil {
-					break
-				}
-			}
-			if n == 0 && err == nil {
-				err = skip(s, "this kernel has no RPS (CONFIG_RPS) for "+ifc.Name)
-			}
-		case k == "xps.cpus":
-			var tx []nic.Queue
-			for _, q := range ifc.Queues {
-				if strings.HasPrefix(q.Name, "tx-") && q.XPSCPUs != nil {
-					tx = append(tx, q)
-				}
-			}
-			if len(tx) == 0 {
-				err = skip(s, ifc.Name+" has no xps_cpus (one tx queue, or no CONFIG_XPS)")
-				break
-			}
-			for i, q := range tx {
-				var l []int
-				if s.Value == "spread" {
-					l = []int{i % cpus}
-				} else if l, err = cpuSet(s, s.Value); err != nil {
-					break
-				}
-				if err = target(s, "queue."+q.Name+".xps_cpus", maskOf(l)); err != nil {
-					break
-				}
-			}
-		case k == "irq.affinity":
-			if len(ifc.IRQs) == 0 {
-				err = skip(s, "no interrupts of "+ifc.Name+" found in /proc/interrupts")
-				break
-			}
-			for i, q := range ifc.IRQs {
-				var l []int
-				if s.Value == "spread" {
-					l = []int{i % cpus}
-				} else if l, err = cpuSet(s, s.Value); err != nil {
-					break
-				}
-				if len(l) == 0 {
-					err = p.perr(s, "an IRQ needs at least one CPU")
-					break
-				}
-				if err = target(s, "irq."+strconv.Itoa(q.Number)+".smp_affinity", maskOf(l)); err != nil {
-					break
-				}
-			}
-			if err == nil && ifc.Platform.IRQBalance {
-				e.notes = append(e.notes, "irqbalance is running and will move these IRQs again: stop it, or ban them (IRQBALANCE_BANNED_CPULIST / --banirq)")
-			}
-		case strings.HasPrefix(k, "sysctl."):
-			err = target(s, k, s.Value)
-		case k == "cpufreq.governor":
-			if len(ifc.Platform.CPUFreq) == 0 {
-				err = skip(s, "no cpufreq driver on this machine")
-				break
-			}
-			if len(st.Governors) > 0 && !contains(st.Governors, s.Value) {
-				err = p.perr(s, "governor %q is not available (have: %s)", s.Value, strings.Join(st.Governors, ", "))
-				break
-			}
-			for _, f := range ifc.Platform.CPUFreq {
-				if err = target(s, fmt.Sprintf("cpufreq.cpu%d.governor", f.CPU), s.Value); err != nil {
-					break
-				}
-			}
-		default:
-			err = p.perr(s, "unknown knob")
-		}
-		if err != nil {
+		if err := x.expand(s); err != nil {
 			return nil, err
 		}
 	}
-	return e, nil
+	return x.e, nil
 }
 
-func expandFeature(p *Profile, s Setting, st *State, drv string, target func(Setting, string, string) error, skip func(Setting, string) error) error {
-	name := strings.TrimPrefix(s.Knob, "features.")
-	matches := nic.FeatureKernelNames(name, st.Raw)
-	if len(matches) == 0 {
-		return skip(s, fmt.Sprintf("%s has no feature %q", drv, name))
+// expander is one Expand: the profile, the interface's state, and what it has found.
+type expander struct {
+	p    *Profile
+	st   *State
+	ifc  *nic.Interface
+	e    *expansion
+	drv  string
+	cpus int
+}
+
+// expand dispatches a setting to its knob family.
+func (x *expander) expand(s Setting) error {
+	switch k := s.Knob; {
+	case k == "rings.rx" || k == "rings.tx":
+		return x.rings(s)
+	case strings.HasPrefix(k, "channels."):
+		return x.channels(s)
+	case k == "coalesce.usecs":
+		return x.coalesce(s)
+	case k == "napi.defer_hard_irqs" || k == "napi.gro_flush_timeout" || k == "napi.threaded":
+		return x.napi(s)
+	case k == "mtu":
+		return x.mtu(s)
+	case k == "promisc" || strings.HasPrefix(k, "sysctl."):
+		return x.target(s, k, s.Value)
+	case strings.HasPrefix(k, "features."):
+		return x.feature(s)
+	case k == "rps.cpus" || k == "rps.flow_cnt":
+		return x.rps(s)
+	case k == "xps.cpus":
+		return x.xps(s)
+	case k == "irq.affinity":
+		return x.irqAffinity(s)
+	case k == "cpufreq.governor":
+		return x.governor(s)
+	}
+	return x.p.perr(s, "unknown knob")
+}
+
+func (x *expander) skip(s Setting, why string) error {
+	if x.p.Required[s.Knob] {
+		return x.p.perr(s, "required, but %s", why)
+	}
+	x.e.skips = append(x.e.skips, Skip{Knob: s.Knob, Reason: why, Line: s.Line})
+	return nil
+}
+
+func (x *expander) target(s Setting, name, want string) error {
+	k, err := KnobFromName(x.ifc.Name, name)
+	if err != nil {
+		return x.p.perr(s, "%v", err)
+	}
+	x.e.targets = append(x.e.targets, Target{Knob: k, Want: want, Setting: s})
+	return nil
+}
+
+// cpuSet reads a CPU list setting: all, none, or a list of CPUs this machine has.
+func (x *expander) cpuSet(s Setting, v string) ([]int, error) {
+	switch v {
+	case "all":
+		all := make([]int, x.cpus)
+		for i := range all {
+			all[i] = i
+		}
+		return all, nil
+	case "none":
+		return nil, nil
+	}
+	l, err := cpuList(v)
+	if err != nil {
+		return nil, x.p.perr(s, "%v", err)
+	}
+	for _, c := range l {
+		if c >= x.cpus {
+			return nil, x.p.perr(s, "CPU %d does not exist (this machine has %d online: 0-%d)", c, x.cpus, x.cpus-1)
+		}
+	}
+	return l, nil
+}
+
+// cpusFor is the CPU list of the i-th queue or IRQ: one CPU each with spread.
+func (x *expander) cpusFor(s Setting, i int) ([]int, error) {
+	if s.Value == "spread" {
+		return []int{i % x.cpus}, nil
+	}
+	return x.cpuSet(s, s.Value)
+}
+
+func maskOf(l []int) string {
+	if len(l) == 0 {
+		return "0"
+	}
+	return cpuMask(l)
+}
+
+func (x *expander) rings(s Setting) error {
+	r := x.ifc.Rings
+	if r == nil {
+		return x.skip(s, "rings not supported by "+x.drv)
+	}
+	max := r.RXMax
+	if s.Knob == "rings.tx" {
+		max = r.TXMax
+	}
+	want := uint64(max)
+	if s.Value != "max" {
+		want, _ = strconv.ParseUint(s.Value, 10, 32)
+		if want > uint64(max) {
+			return x.p.perr(s, "%d is above the driver's maximum %d", want, max)
+		}
+		if x.drv == "macb" && (want < 64 || want&(want-1) != 0) {
+			return x.p.perr(s, "macb takes ring sizes that are powers of two from 64 (it rounds others): use %d", nextPow2(want))
+		}
+	}
+	return x.target(s, s.Knob, strconv.FormatUint(want, 10))
+}
+
+func (x *expander) channels(s Setting) error {
+	c := x.ifc.Channels
+	if c == nil {
+		return x.skip(s, "channels not supported by "+x.drv)
+	}
+	max := map[string]uint32{"channels.rx": c.RXMax, "channels.tx": c.TXMax, "channels.combined": c.CombinedMax}[s.Knob]
+	if max == 0 {
+		return x.skip(s, x.drv+" has no "+strings.TrimPrefix(s.Knob, "channels.")+" channels")
+	}
+	want := uint64(max)
+	switch s.Value {
+	case "max":
+	case "cpus":
+		want = min(want, uint64(x.cpus))
+	default:
+		want, _ = strconv.ParseUint(s.Value, 10, 32)
+		if want > uint64(max) || want == 0 {
+			return x.p.perr(s, "%d is outside 1..%d", want, max)
+		}
+	}
+	return x.target(s, s.Knob, strconv.FormatUint(want, 10))
+}
+
+// coalesce: ethtool -C's usecs where the driver has hardware coalescing, else software
+// coalescing through NAPI (kernel 5.7+), as on the GEM.
+func (x *expander) coalesce(s Setting) error {
+	us, _ := strconv.ParseUint(s.Value, 10, 32)
+	if x.ifc.Coalesce != nil {
+		n := 0
+		for _, param := range []string{"rx-usecs", "tx-usecs"} {
+			if _, ok := x.ifc.Coalesce[param]; ok {
+				n++
+				if err := x.target(s, "coalesce."+param, strconv.FormatUint(us, 10)); err != nil {
+					return err
+				}
+			}
+		}
+		if n == 0 {
+			return x.skip(s, x.drv+" reports no rx-usecs/tx-usecs")
+		}
+		return nil
+	}
+	if x.ifc.NAPI.DeferHardIRQs == nil || x.ifc.NAPI.GROFlushTimeout == nil {
+		return x.skip(s, x.drv+" has no ethtool -C and this kernel has no napi_defer_hard_irqs (5.7+)")
+	}
+	defer_ := "0"
+	if us > 0 {
+		defer_ = "2"
+	}
+	x.e.notes = append(x.e.notes, fmt.Sprintf("coalesce.usecs %d: %s has no ethtool -C, so interrupts are coalesced in software (napi_defer_hard_irqs %s, gro_flush_timeout %d ns)", us, x.drv, defer_, us*1000))
+	if err := x.target(s, "napi.defer_hard_irqs", defer_); err != nil {
+		return err
+	}
+	return x.target(s, "napi.gro_flush_timeout", strconv.FormatUint(us*1000, 10))
+}
+
+func (x *expander) napi(s Setting) error {
+	n := x.ifc.NAPI
+	present := map[string]bool{"napi.defer_hard_irqs": n.DeferHardIRQs != nil, "napi.gro_flush_timeout": n.GROFlushTimeout != nil, "napi.threaded": n.Threaded != nil}[s.Knob]
+	if !present {
+		return x.skip(s, "this kernel has no "+strings.TrimPrefix(s.Knob, "napi.")+" for "+x.ifc.Name)
+	}
+	v := s.Value
+	if s.Knob == "napi.threaded" {
+		v = map[string]string{"on": "1", "off": "0"}[v]
+	}
+	return x.target(s, s.Knob, v)
+}
+
+func (x *expander) mtu(s Setting) error {
+	if s.Value == "keep" {
+		return nil
+	}
+	m, _ := strconv.Atoi(s.Value)
+	if x.ifc.MaxMTU != nil && *x.ifc.MaxMTU > 0 && m > *x.ifc.MaxMTU {
+		return x.p.perr(s, "%d is above %s's maximum MTU %d", m, x.drv, *x.ifc.MaxMTU)
+	}
+	if x.ifc.MinMTU != nil && m < *x.ifc.MinMTU {
+		return x.p.perr(s, "%d is below %s's minimum MTU %d", m, x.drv, *x.ifc.MinMTU)
+	}
+	return x.target(s, "mtu", s.Value)
+}
+
+func (x *expander) rps(s Setting) error {
+	var l []int
+	if s.Knob == "rps.cpus" {
+		var err error
+		if l, err = x.cpuSet(s, s.Value); err != nil {
+			return err
+		}
+	} else if n, _ := strconv.ParseUint(s.Value, 10, 32); n&(n-1) != 0 {
+		return x.p.perr(s, "the kernel rounds rps_flow_cnt up to a power of two: use %d", nextPow2(n))
 	}
 	n := 0
-	for _, f := range st.Raw {
+	for _, q := range x.ifc.Queues {
+		if !strings.HasPrefix(q.Name, "rx-") {
+			continue
+		}
+		var err error
+		if s.Knob == "rps.cpus" && q.RPSCPUs != nil {
+			n++
+			err = x.target(s, "queue."+q.Name+".rps_cpus", maskOf(l))
+		} else if s.Knob == "rps.flow_cnt" && q.RPSFlowCnt != nil {
+			n++
+			err = x.target(s, "queue."+q.Name+".rps_flow_cnt", s.Value)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if n == 0 {
+		return x.skip(s, "this kernel has no RPS (CONFIG_RPS) for "+x.ifc.Name)
+	}
+	return nil
+}
+
+func (x *expander) xps(s Setting) error {
+	var tx []nic.Queue
+	for _, q := range x.ifc.Queues {
+		if strings.HasPrefix(q.Name, "tx-") && q.XPSCPUs != nil {
+			tx = append(tx, q)
+		}
+	}
+	if len(tx) == 0 {
+		return x.skip(s, x.ifc.Name+" has no xps_cpus (one tx queue, or no CONFIG_XPS)")
+	}
+	for i, q := range tx {
+		l, err := x.cpusFor(s, i)
+		if err != nil {
+			return err
+		}
+		if err := x.target(s, "queue."+q.Name+".xps_cpus", maskOf(l)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (x *expander) irqAffinity(s Setting) error {
+	if len(x.ifc.IRQs) == 0 {
+		return x.skip(s, "no interrupts of "+x.ifc.Name+" found in /proc/interrupts")
+	}
+	for i, q := range x.ifc.IRQs {
+		l, err := x.cpusFor(s, i)
+		if err != nil {
+			return err
+		}
+		if len(l) == 0 {
+			return x.p.perr(s, "an IRQ needs at least one CPU")
+		}
+		if err := x.target(s, "irq."+strconv.Itoa(q.Number)+".smp_affinity", maskOf(l)); err != nil {
+			return err
+		}
+	}
+	if x.ifc.Platform.IRQBalance {
+		x.e.notes = append(x.e.notes, "irqbalance is running and will move these IRQs again: stop it, or ban them (IRQBALANCE_BANNED_CPULIST / --banirq)")
+	}
+	return nil
+}
+
+func (x *expander) governor(s Setting) error {
+	if len(x.ifc.Platform.CPUFreq) == 0 {
+		return x.skip(s, "no cpufreq driver on this machine")
+	}
+	if len(x.st.Governors) > 0 && !contains(x.st.Governors, s.Value) {
+		return x.p.perr(s, "governor %q is not available (have: %s)", s.Value, strings.Join(x.st.Governors, ", "))
+	}
+	for _, f := range x.ifc.Platform.CPUFreq {
+		if err := x.target(s, fmt.Sprintf("cpufreq.cpu%d.governor", f.CPU), s.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// feature: every kernel feature the short name stands for that the driver lets change.
+func (x *expander) feature(s Setting) error {
+	name := strings.TrimPrefix(s.Knob, "features.")
+	matches := nic.FeatureKernelNames(name, x.st.Raw)
+	if len(matches) == 0 {
+		return x.skip(s, fmt.Sprintf("%s has no feature %q", x.drv, name))
+	}
+	n := 0
+	for _, f := range x.st.Raw {
 		if !contains(matches, f.Name) {
 			continue
 		}
@@ -349,12 +388,12 @@ func expandFeature(p *Profile, s Setting, st *State, drv string, target func(Set
 			continue // fixed: ethtool -K leaves these alone too
 		}
 		n++
-		if err := target(s, "feature."+f.Name, s.Value); err != nil {
+		if err := x.target(s, "feature."+f.Name, s.Value); err != nil {
 			return err
 		}
 	}
 	if n == 0 {
-		return skip(s, fmt.Sprintf("%q is fixed by %s", name, drv))
+		return x.skip(s, fmt.Sprintf("%q is fixed by %s", name, x.drv))
 	}
 	return nil
 }

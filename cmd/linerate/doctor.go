@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -95,17 +93,17 @@ func (c *doctorConfig) run(ctx context.Context, stdout io.Writer) error {
 	var err error
 	switch {
 	case c.from != "":
-		in.Before, in.After, in.Interval, err = samplesFromSnapshot(c.from, c.ifaces)
+		in.Before, in.After, in.Interval, err = snapshot.Samples(c.from, c.ifaces)
 	case c.root != "":
 		var r *nic.Reader
 		var closeFn func()
-		if r, closeFn, err = openReader(c.root, c.api); err == nil {
+		if r, closeFn, err = nic.Open(c.root, c.api); err == nil {
 			defer closeFn()
 			in.After, err = r.Sample(c.ifaces...)
 			in.Before, in.Interval = in.After, 0
 		}
 	default:
-		in.Before, in.After, err = sampleLive(ctx, c.api, c.interval, c.ifaces, nil)
+		in.Before, in.After, err = nic.SampleLive(ctx, c.api, c.interval, c.ifaces, nil)
 	}
 	if err != nil {
 		return err
@@ -121,7 +119,7 @@ func (c *doctorConfig) run(ctx context.Context, stdout io.Writer) error {
 			return err
 		}
 	} else {
-		writeDoctorText(stdout, rep)
+		doctor.WriteText(stdout, rep)
 	}
 	if rep.Failed() {
 		return &exitError{code: 1, err: errFindings}
@@ -130,109 +128,3 @@ func (c *doctorConfig) run(ctx context.Context, stdout io.Writer) error {
 }
 
 var errFindings = fmt.Errorf("a finding failed")
-
-// sampleLive reads two samples interval apart; with rec set, each sample is recorded
-// (linerate snapshot).
-func sampleLive(ctx context.Context, api string, interval time.Duration, ifaces []string, rec func(i int, r *nic.Recorder, k *nic.RecordingKernel)) (*nic.Sample, *nic.Sample, error) {
-	k, err := nic.OpenKernel(api)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer k.Close()
-	var out [2]*nic.Sample
-	for i := range out {
-		if i == 1 {
-			select {
-			case <-ctx.Done():
-				return nil, nil, ctx.Err()
-			case <-time.After(interval):
-			}
-		}
-		r := &nic.Reader{Root: "/", Kernel: k}
-		var rk *nic.RecordingKernel
-		if rec != nil {
-			rk = nic.NewRecordingKernel(k)
-			r.Kernel, r.Recorder = rk, nic.NewRecorder()
-		}
-		if out[i], err = r.Sample(ifaces...); err != nil {
-			return nil, nil, err
-		}
-		if rec != nil {
-			rec(i, r.Recorder, rk)
-		}
-	}
-	return out[0], out[1], nil
-}
-
-// samplesFromSnapshot reads the two samples of a snapshot archive.
-func samplesFromSnapshot(p string, ifaces []string) (*nic.Sample, *nic.Sample, time.Duration, error) {
-	dir, m, cleanup, err := snapshot.Open(p)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	defer cleanup()
-	if len(ifaces) == 0 {
-		ifaces = m.Interfaces
-	}
-	var out [2]*nic.Sample
-	for i, s := range m.Samples {
-		root := filepath.Join(dir, s)
-		k, err := nic.OpenCaptured(root)
-		if err != nil {
-			return nil, nil, 0, &snapshot.Error{Archive: p, Err: err}
-		}
-		r := &nic.Reader{Root: root, Kernel: k}
-		if out[i], err = r.Sample(ifaces...); err != nil {
-			if _, ok := err.(*nic.NotFoundError); ok {
-				return nil, nil, 0, err
-			}
-			return nil, nil, 0, &snapshot.Error{Archive: p, Err: err}
-		}
-	}
-	return out[0], out[1], m.Interval(), nil
-}
-
-func writeDoctorText(w io.Writer, rep *doctor.Report) {
-	for i, ifc := range rep.Interfaces {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		count := map[doctor.Severity]int{}
-		for _, f := range ifc.Findings {
-			count[f.Severity]++
-		}
-		who := ifc.Driver
-		if ifc.Board != "" {
-			who += ", board " + ifc.Board
-		}
-		fmt.Fprintf(w, "%s (%s): %d fail, %d warn, %d info  [profile %s, %.1fs between samples]\n",
-			ifc.Name, who, count[doctor.Fail], count[doctor.Warn], count[doctor.Info], rep.Profile, rep.IntervalS)
-		group := ""
-		for _, f := range ifc.Findings {
-			if f.Group != group {
-				group = f.Group
-				fmt.Fprintf(w, "  %s\n", group)
-			}
-			fmt.Fprintf(w, "    %-4s %s\n", strings.ToUpper(string(f.Severity)), f.ID)
-			fmt.Fprintf(w, "         why:      %s\n", f.Why)
-			fmt.Fprintf(w, "         evidence: %s\n", evidenceText(f.Evidence))
-			fmt.Fprintf(w, "         fix:      %s\n", f.Fix)
-		}
-		if len(ifc.Findings) == 0 {
-			fmt.Fprintln(w, "  nothing holds it back")
-		}
-	}
-}
-
-func evidenceText(ev map[string]any) string {
-	keys := make([]string, 0, len(ev))
-	for k := range ev {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%v", k, ev[k])
-	}
-	return strings.Join(parts, " ")
-}

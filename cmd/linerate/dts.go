@@ -88,19 +88,6 @@ func dtsCommand() command {
 	}
 }
 
-// readDTB reads and decodes a blob, naming the file in any error.
-func readDTB(path string) (*dt.FDT, []byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, nil, &dts.Error{Msg: fmt.Sprintf("%s: %v", path, errors.Unwrap(err))}
-	}
-	f, err := dts.Decode(b)
-	if err != nil {
-		return nil, nil, &dts.Error{Msg: fmt.Sprintf("%s: %v", path, err)}
-	}
-	return f, b, nil
-}
-
 func dtsOverlay(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("dts overlay", flag.ContinueOnError)
 	var o dts.Overlay
@@ -161,7 +148,7 @@ func dtsOverlay(args []string, stdout io.Writer) error {
 	}
 	var base *dt.FDT
 	if *basePath != "" {
-		if base, _, err = readDTB(*basePath); err != nil {
+		if base, _, err = dts.ReadFile(*basePath); err != nil {
 			return err
 		}
 	}
@@ -244,13 +231,13 @@ func dtsMerge(args []string, stdout io.Writer) error {
 	if len(pos) < 2 || *out == "" {
 		return usageError("give BASE.dtb, at least one OVERLAY.dtbo and -o OUT.dtb")
 	}
-	base, _, err := readDTB(pos[0])
+	base, _, err := dts.ReadFile(pos[0])
 	if err != nil {
 		return err
 	}
 	var ovs []*dt.FDT
 	for _, p := range pos[1:] {
-		o, _, err := readDTB(p)
+		o, _, err := dts.ReadFile(p)
 		if err != nil {
 			return err
 		}
@@ -293,7 +280,7 @@ func dtsShow(args []string, stdout io.Writer) error {
 		}
 	} else {
 		src = pos[0]
-		if f, _, err = readDTB(src); err != nil {
+		if f, _, err = dts.ReadFile(src); err != nil {
 			return err
 		}
 	}
@@ -309,38 +296,7 @@ func dtsShow(args []string, stdout io.Writer) error {
 			GEMs       []dts.GEM `json:"gems"`
 		}{src, dts.PropString(f.RootNode, "model"), dts.PropStrings(f.RootNode, "compatible"), gems})
 	}
-	fmt.Fprintf(stdout, "%s: %s (%s)\n", src, orDash(dts.PropString(f.RootNode, "model")), strings.Join(dts.PropStrings(f.RootNode, "compatible"), " "))
-	if len(gems) == 0 {
-		fmt.Fprintln(stdout, "no GEM nodes (no compatible cdns,gem / cdns,macb)")
-		return nil
-	}
-	for _, g := range gems {
-		name := g.Path
-		for _, s := range []string{g.Label, g.Alias} {
-			if s != "" {
-				name += "  " + s
-			}
-		}
-		fmt.Fprintf(stdout, "\n%s  %s\n", name, g.Status)
-		fmt.Fprintf(stdout, "  %-24s %s\n", "compatible", strings.Join(g.Compatible, " "))
-		fmt.Fprintf(stdout, "  %-24s %s\n", "phy-mode", orDash(g.PhyMode))
-		mac := "-"
-		if g.MAC != "" {
-			mac = g.MAC + " (" + g.MACFrom + ")"
-		}
-		fmt.Fprintf(stdout, "  %-24s %s\n", "mac", mac)
-		phy := orDash(g.PHY)
-		if g.PHYAddress != nil {
-			phy += fmt.Sprintf(" (MDIO address %d)", *g.PHYAddress)
-		}
-		if g.FixedLink {
-			phy = "fixed-link"
-		}
-		fmt.Fprintf(stdout, "  %-24s %s\n", "phy", phy)
-		for _, nv := range g.Linerate {
-			fmt.Fprintf(stdout, "  %-24s %s\n", nv.Name, nv.Value)
-		}
-	}
+	dts.WriteGEMsText(stdout, src, f)
 	return nil
 }
 
@@ -376,13 +332,13 @@ func dtsApply(args []string, stdout, stderr io.Writer) error {
 	}
 	blob, err := os.ReadFile(file)
 	if err != nil {
-		return &dts.Error{Msg: fmt.Sprintf("%s: %v", file, errors.Unwrap(err))}
+		return &dts.Error{Msg: fmt.Sprintf("%s: %v", file, errors.Unwrap(err)), Err: err}
 	}
 	st, err := c.Apply(*name, blob)
 	if err != nil {
 		var de *dts.Error
 		if errors.As(err, &de) {
-			return &dts.Error{Msg: fmt.Sprintf("%s: %v", file, err)}
+			return &dts.Error{Msg: fmt.Sprintf("%s: %v", file, err), Err: err}
 		}
 		return configfsErr(err, file)
 	}

@@ -8,15 +8,13 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"os"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/zynqnet/linerate/netperf/engine"
 	"github.com/zynqnet/linerate/netperf/frames"
 	"github.com/zynqnet/linerate/netperf/rawsock"
 	"github.com/zynqnet/linerate/netperf/rfc2544"
-	"github.com/zynqnet/linerate/nic"
 )
 
 // The raw-socket traffic engine's commands: gen, sink, reflect, rfc2544.
@@ -107,58 +105,6 @@ func genCommands() []command {
 	}
 }
 
-// port is what the engine needs to know of an interface, checked before sending.
-type port struct {
-	Name     string
-	MAC      net.HardwareAddr
-	MTU      int
-	LinkMbps int
-}
-
-func lookupPort(name string, linkMbps int) (*port, error) {
-	ifi, err := net.InterfaceByName(name)
-	if err != nil {
-		var have []string
-		if all, err := net.Interfaces(); err == nil {
-			for _, i := range all {
-				have = append(have, i.Name)
-			}
-		}
-		return nil, &nic.NotFoundError{Name: name, Have: have}
-	}
-	p := &port{Name: name, MAC: ifi.HardwareAddr, MTU: ifi.MTU, LinkMbps: linkMbps}
-	if len(p.MAC) != 6 {
-		return nil, usageError("interface %s has no Ethernet address: the engine sends Ethernet frames", name)
-	}
-	if ifi.Flags&net.FlagUp == 0 {
-		return nil, fmt.Errorf("interface %s is down: ip link set %s up", name, name)
-	}
-	if p.LinkMbps == 0 {
-		b, _ := os.ReadFile("/sys/class/net/" + name + "/speed")
-		if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && v > 0 {
-			p.LinkMbps = v
-		}
-	}
-	if p.LinkMbps <= 0 {
-		return nil, fmt.Errorf("interface %s reports no link speed (no carrier?): give --link-mbps", name)
-	}
-	return p, nil
-}
-
-// checkSizes refuses frames the port's MTU cannot carry.
-func (p *port) checkSizes(sizes []int, vlan bool) error {
-	for _, s := range sizes {
-		l3 := s - 14 - frames.FCS
-		if vlan {
-			l3 -= 4
-		}
-		if l3 > p.MTU {
-			return usageError("frame size %d carries %d bytes of IP, above %s's MTU %d: lower --size or raise the MTU (ip link set %s mtu %d)", s, l3, p.Name, p.MTU, p.Name, l3)
-		}
-	}
-	return nil
-}
-
 func parseMAC(flagName, s string) (net.HardwareAddr, error) {
 	m, err := net.ParseMAC(s)
 	if err != nil || len(m) != 6 {
@@ -228,7 +174,7 @@ func runGenCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	p, err := lookupPort(pos[0], *link)
+	p, err := engine.LookupPort("/", pos[0], *link)
 	if err != nil {
 		return err
 	}
@@ -247,7 +193,7 @@ func runGenCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 			sizes[i] += 4
 		}
 	}
-	if err := p.checkSizes(sizes, *vlan != 0); err != nil {
+	if err := p.CheckSizes(sizes, *vlan != 0); err != nil {
 		return err
 	}
 	b, err := frames.NewBuilder(frames.Spec{Src: smac, Dst: dmac, SrcIP: sip, DstIP: dip, Sizes: sizes, Flows: *flows, VLAN: *vlan, Stream: uint16(*stream)})
@@ -262,7 +208,7 @@ func runGenCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	if err != nil {
 		return usageError("%v", err)
 	}
-	if err := refuseManagement(p.Name, *force); err != nil {
+	if err := engine.RefuseManagement(p.Name, *force); err != nil {
 		return err
 	}
 	tx, err := rawsock.OpenTX(p.Name, b.MaxFrameLen(), true)
@@ -335,39 +281,6 @@ func oneBoundedIface(fs *flag.FlagSet, args []string, duration *time.Duration) (
 	return pos[0], nil
 }
 
-// reflector is a port with the rings a reflector on it needs.
-type reflector struct {
-	*port
-	rx *rawsock.RX
-	tx *rawsock.TX
-}
-
-// openReflector looks the port up and opens its rings; Close closes them.
-func openReflector(name string) (*reflector, error) {
-	p, err := lookupPort(name, 1)
-	if err != nil {
-		return nil, err
-	}
-	rx, err := rawsock.OpenRX(p.Name)
-	if err != nil {
-		return nil, err
-	}
-	tx, err := rawsock.OpenTX(p.Name, max(p.MTU+18, 1518), true)
-	if err != nil {
-		rx.Close()
-		return nil, err
-	}
-	return &reflector{p, rx, tx}, nil
-}
-
-// Close closes the rings.
-func (r *reflector) Close() { r.tx.Close(); r.rx.Close() }
-
-// Run reflects until ctx ends or duration passes (0: until ctx ends).
-func (r *reflector) Run(ctx context.Context, duration time.Duration, progress func(rawsock.ReflectStats, time.Duration)) (rawsock.ReflectStats, error) {
-	return rawsock.Reflect(ctx, r.rx, r.tx, r.MAC, duration, progress)
-}
-
 func runSinkCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sink", flag.ContinueOnError)
 	duration := fs.Duration("duration", 60*time.Second, "")
@@ -383,7 +296,7 @@ func runSinkCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		return usageError("--stream %d: want 0..65535", *stream)
 	}
 	if _, err := net.InterfaceByName(pos[0]); err != nil {
-		_, err := lookupPort(pos[0], 1)
+		_, err := engine.LookupPort("/", pos[0], 1)
 		return err
 	}
 	rx, err := rawsock.OpenRX(pos[0])
@@ -409,23 +322,11 @@ func runSinkCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 			SinkDrops uint64 `json:"sink_drops"`
 		}{pos[0], r, drops})
 	}
-	fmt.Fprint(stdout, resultText("sink "+pos[0], r))
+	fmt.Fprint(stdout, r.Text("sink "+pos[0]))
 	if drops > 0 {
 		fmt.Fprintf(stdout, "  the sink's ring overflowed: %d frames dropped here, not on the path\n", drops)
 	}
 	return nil
-}
-
-func resultText(head string, r frames.Result) string {
-	var s strings.Builder
-	fmt.Fprintf(&s, "%s stream %d: received %d of %d, lost %d (%.4f%%), reordered %d, duplicated %d, corrupted %d, foreign %d\n",
-		head, r.Stream, r.Received, r.Sent, r.Lost, r.LossPct, r.Reordered, r.Duplicated, r.Corrupted, r.Foreign)
-	fmt.Fprintf(&s, "  %.0f fps, %.2f Mbit/s L2, %.2f Mbit/s wire over %.2f s\n", r.PPS, r.L2Mbps, r.WireMbps, r.Seconds)
-	if l := r.Latency; l != nil {
-		fmt.Fprintf(&s, "  latency (%s): p50 %.1fus  p90 %.1fus  p99 %.1fus  p99.9 %.1fus  max %.1fus\n", r.LatencyKind,
-			float64(l.P50)/1e3, float64(l.P90)/1e3, float64(l.P99)/1e3, float64(l.P999)/1e3, float64(l.Max)/1e3)
-	}
-	return s.String()
 }
 
 func runReflectCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -436,7 +337,7 @@ func runReflectCmd(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	if err != nil {
 		return err
 	}
-	p, err := openReflector(iface)
+	p, err := engine.OpenReflector("/", iface)
 	if err != nil {
 		return err
 	}
@@ -456,28 +357,6 @@ func runReflectCmd(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	}
 	fmt.Fprintf(stdout, "reflect %s: %d frames reflected, %d foreign, %d dropped (TX ring full)\n", p.Name, st.Reflected, st.Foreign, st.Dropped)
 	return nil
-}
-
-// engineTrialer runs RFC 2544 trials through the raw-socket engine.
-type engineTrialer struct {
-	tx       *rawsock.TX
-	rx       *rawsock.RX
-	src, dst net.HardwareAddr
-	stream   uint16
-	kind     string
-	settle   time.Duration
-}
-
-func (e *engineTrialer) Trial(ctx context.Context, size int, fps float64, d time.Duration, count uint64) (frames.Result, error) {
-	e.stream++ // a stream per trial: frames late from the last one are foreign to this one
-	spec := frames.Spec{Src: e.src, Dst: e.dst, Sizes: []int{size}, Flows: 1, Stream: e.stream}
-	o := rawsock.GenOptions{FPS: fps, Duration: d}
-	if count > 0 {
-		o = rawsock.GenOptions{FPS: fps, Count: count, Duration: time.Duration(float64(count)/fps*2e9) + 5*time.Second}
-	}
-	r, _, err := rawsock.Trial(ctx, e.tx, e.rx, spec, o, e.settle)
-	r.LatencyKind = e.kind
-	return r, err
 }
 
 func runRFC2544Cmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -519,43 +398,43 @@ func runRFC2544Cmd(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	if err := cfg.Check(); err != nil {
 		return usageError("%v", err)
 	}
-	p, err := lookupPort(pos[0], *link)
+	p, err := engine.LookupPort("/", pos[0], *link)
 	if err != nil {
 		return err
 	}
 	cfg.LinkMbps = p.LinkMbps
-	if err := p.checkSizes(sizes, false); err != nil {
+	if err := p.CheckSizes(sizes, false); err != nil {
 		return err
 	}
-	if err := refuseManagement(p.Name, *force); err != nil {
+	if err := engine.RefuseManagement(p.Name, *force); err != nil {
 		return err
 	}
 	maxLen := 0
 	for _, s := range sizes {
 		maxLen = max(maxLen, s-frames.FCS)
 	}
-	e := &engineTrialer{src: p.MAC, settle: 500 * time.Millisecond}
+	e := &engine.Trialer{Src: p.MAC, Settle: 500 * time.Millisecond}
 	rxName := p.Name
 	if *peer != "" {
-		if e.dst, err = parseMAC("--peer", *peer); err != nil {
+		if e.Dst, err = parseMAC("--peer", *peer); err != nil {
 			return err
 		}
-		e.kind = "round-trip"
+		e.Kind = "round-trip"
 	} else {
-		q, err := lookupPort(*loop, p.LinkMbps)
+		q, err := engine.LookupPort("/", *loop, p.LinkMbps)
 		if err != nil {
 			return err
 		}
-		e.dst, e.kind, rxName = q.MAC, "one-way", q.Name
+		e.Dst, e.Kind, rxName = q.MAC, "one-way", q.Name
 	}
-	if e.tx, err = rawsock.OpenTX(p.Name, maxLen, true); err != nil {
+	if e.TX, err = rawsock.OpenTX(p.Name, maxLen, true); err != nil {
 		return err
 	}
-	defer e.tx.Close()
-	if e.rx, err = rawsock.OpenRX(rxName); err != nil {
+	defer e.TX.Close()
+	if e.RX, err = rawsock.OpenRX(rxName); err != nil {
 		return err
 	}
-	defer e.rx.Close()
+	defer e.RX.Close()
 	rs, err := rfc2544.Run(ctx, e, cfg)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.Name, err)

@@ -53,33 +53,6 @@ Both:
                          link's and not the receiving CPU's memory copy
 `
 
-// sizeValue parses iperf3 sizes: K, M, G are 1024-based (unit_atoi).
-func parseSize(s string, base float64) (uint64, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0, fmt.Errorf("empty value")
-	}
-	mult := 1.0
-	switch s[len(s)-1] {
-	case 'k', 'K':
-		mult = base
-	case 'm', 'M':
-		mult = base * base
-	case 'g', 'G':
-		mult = base * base * base
-	case 't', 'T':
-		mult = base * base * base * base
-	}
-	if mult != 1 {
-		s = s[:len(s)-1]
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("%q is not a size", s)
-	}
-	return uint64(v * mult), nil
-}
-
 type sizeFlag struct {
 	v    *uint64
 	base float64
@@ -93,7 +66,7 @@ func (f sizeFlag) String() string {
 }
 
 func (f sizeFlag) Set(s string) error {
-	v, err := parseSize(s, f.base)
+	v, err := iperf3.ParseSize(s, f.base)
 	if err != nil {
 		return err
 	}

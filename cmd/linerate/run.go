@@ -8,14 +8,12 @@ import (
 	"io"
 	"strings"
 
-	"github.com/zynqnet/linerate/dts"
-	"github.com/zynqnet/linerate/nic"
-	"github.com/zynqnet/linerate/snapshot"
-	"github.com/zynqnet/linerate/validate"
+	"github.com/zynqnet/linerate/internal/badinput"
 )
 
-// errUsage marks a usage error: the subcommand's usage is printed and linerate exits 2.
-var errUsage = errors.New("usage")
+// errUsage marks a usage error: the subcommand's usage is printed and linerate exits 2
+// (it is bad input, as every error that internal/badinput marks).
+var errUsage error = &badinput.Error{Msg: "usage"}
 
 // usageError wraps errUsage with what was wrong.
 func usageError(format string, a ...any) error {
@@ -31,21 +29,17 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
-// exitCode maps run's error to the process exit code: 0 ok, 2 for usage and bad input
-// (an unknown interface, a captured tree without the files it needs), 1 otherwise.
+// exitCode maps run's error to the process exit code: 0 ok, an explicit code (doctor's 1
+// for a failing finding), 2 for bad input (internal/badinput: usage, an unknown
+// interface, a bad file), 1 otherwise.
 func exitCode(err error) int {
 	var ee *exitError
-	var mf *nic.MissingFileError
-	var ie *nic.InputError
-	var se *snapshot.Error
-	var de *dts.Error
-	var pe *validate.PlanError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.Is(err, errUsage), errors.Is(err, nic.ErrNotFound), errors.As(err, &mf), errors.As(err, &ie), errors.As(err, &se), errors.As(err, &de), errors.As(err, &pe):
+	case badinput.Is(err):
 		return 2
 	}
 	return 1

@@ -400,3 +400,10 @@ func BenchmarkShowJSONLive(b *testing.B) {
 		})
 	}
 }
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}

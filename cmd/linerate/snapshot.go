@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -52,27 +51,14 @@ func snapshotCommand() command {
 }
 
 func writeSnapshot(ctx context.Context, stdout io.Writer, out string, interval time.Duration, api string, ifaces []string) error {
-	var samples [2]snapshot.Sample
-	var names []string
-	before, _, err := sampleLive(ctx, api, interval, ifaces, func(i int, r *nic.Recorder, k *nic.RecordingKernel) {
-		samples[i] = snapshot.Sample{Entries: r.Entries(), Kernel: k.Captured()}
-	})
+	archive, m, n, err := snapshot.Capture(ctx, api, interval, ifaces, version)
 	if err != nil {
 		return err
 	}
-	for _, i := range before.Interfaces {
-		names = append(names, i.Name)
-	}
-	m := &snapshot.Manifest{Version: version, Created: time.Now().UTC(), IntervalNS: int64(interval), Interfaces: names}
-	var buf bytes.Buffer
-	if err := snapshot.Write(&buf, m, samples[:]); err != nil {
-		return err
-	}
 	// Write then rename, so a half-written archive never carries the name.
-	if err := atomicfile.Write(out, buf.Bytes(), 0o644); err != nil {
+	if err := atomicfile.Write(out, archive, 0o644); err != nil {
 		return err
 	}
-	n := len(samples[0].Entries) + len(samples[1].Entries)
-	fmt.Fprintf(stdout, "wrote %s: %d entries, %d bytes, interfaces %v, %v between samples\n", out, n, buf.Len(), names, interval)
+	fmt.Fprintf(stdout, "wrote %s: %d entries, %d bytes, interfaces %v, %v between samples\n", out, n, len(archive), m.Interfaces, interval)
 	return nil
 }

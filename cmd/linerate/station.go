@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zynqnet/linerate/netperf/engine"
 	"github.com/zynqnet/linerate/netperf/iperf3"
 	"github.com/zynqnet/linerate/station"
 )
@@ -124,7 +125,7 @@ func runStation(ctx context.Context, stderr io.Writer, listen, data, ip3, reflec
 		logger.Printf("iperf3 server on %s", ip3)
 	}
 	if reflect != "" {
-		p, err := openReflector(reflect)
+		p, err := engine.OpenReflector("/", reflect)
 		if err != nil {
 			return err
 		}

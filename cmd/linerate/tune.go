@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -66,19 +65,6 @@ type tuneConfig struct {
 	beforeWrite func(k tune.Knob, n int) error
 }
 
-func loadProfile(arg string) (*tune.Profile, error) {
-	if b, err := os.ReadFile(arg); err == nil {
-		return tune.ParseProfile(b, arg)
-	} else if strings.ContainsAny(arg, "/.") {
-		return nil, usageError("--profile %s: %v", arg, err)
-	}
-	p, err := tune.Builtin(arg)
-	if err != nil {
-		return nil, usageError("--profile: %v", err)
-	}
-	return p, nil
-}
-
 func tuneCommand() command {
 	return command{
 		name:    "tune",
@@ -111,30 +97,6 @@ func tuneCommand() command {
 	}
 }
 
-// openSystem opens the system knobs are read from and written to.
-func openSystem(root, api string, timeout time.Duration) (*tune.System, *nic.Reader, func(), error) {
-	if root != "" {
-		k, err := nic.OpenCaptured(root)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		return &tune.System{Root: root, Kernel: k}, &nic.Reader{Root: root, Kernel: k}, func() {}, nil
-	}
-	k, err := nic.OpenKernel(api)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	setter, _ := k.(nic.Setter)
-	return &tune.System{Root: "/", Kernel: k, Setter: setter, CarrierTimeout: timeout}, &nic.Reader{Root: "/", Kernel: k}, func() { k.Close() }, nil
-}
-
-func stateStore(dir string) tune.Store {
-	if dir == "" {
-		dir = tune.DefaultStateDir()
-	}
-	return tune.Store{Dir: dir}
-}
-
 func (c *tuneConfig) run(ctx context.Context, stdout io.Writer) error {
 	var p *tune.Profile
 	var err error
@@ -147,13 +109,18 @@ func (c *tuneConfig) run(ctx context.Context, stdout io.Writer) error {
 			fmt.Fprintf(stdout, "tune %s: nothing to do: %v\n", c.iface, err)
 			return nil
 		}
-	} else {
-		p, err = loadProfile(c.profile)
+	} else if p, err = tune.LoadProfile(c.profile); err != nil {
+		// A profile that parses but is wrong names its line; one that cannot be found or
+		// read is a usage error of --profile.
+		var pe *tune.ProfileError
+		if !errors.As(err, &pe) {
+			return usageError("--%v", err)
+		}
 	}
 	if err != nil {
 		return err
 	}
-	sys, r, closeFn, err := openSystem(c.root, c.api, c.carrierTimeout)
+	sys, r, closeFn, err := tune.Open(c.root, c.api, c.carrierTimeout)
 	if err != nil {
 		return err
 	}
@@ -161,13 +128,9 @@ func (c *tuneConfig) run(ctx context.Context, stdout io.Writer) error {
 	sys.BeforeWrite = c.beforeWrite
 	plan, err := tune.ReadState(sys, r, c.iface, p)
 	if err != nil {
-		var pe *tune.ProfileError
-		if errors.As(err, &pe) {
-			return &exitError{code: 2, err: err}
-		}
 		return err
 	}
-	store := stateStore(c.stateDir)
+	store := tune.StoreAt(c.stateDir)
 	var applyErr error
 	if !c.dryRun {
 		applyErr = tune.Apply(ctx, sys, store, plan)
@@ -192,7 +155,7 @@ func (c *tuneConfig) run(ctx context.Context, stdout io.Writer) error {
 			return err
 		}
 	} else {
-		writePlanText(stdout, plan)
+		plan.WriteText(stdout)
 		switch {
 		case c.dryRun:
 			fmt.Fprintln(stdout, "dry run: nothing changed")
@@ -203,22 +166,6 @@ func (c *tuneConfig) run(ctx context.Context, stdout io.Writer) error {
 		}
 	}
 	return applyErr
-}
-
-func writePlanText(w io.Writer, plan *tune.Plan) {
-	fmt.Fprintf(w, "tune %s with profile %s: %d changes, %d skipped\n", plan.Iface, plan.Profile, len(plan.Changes), len(plan.Skipped))
-	if len(plan.Changes) > 0 {
-		fmt.Fprintf(w, "  %-40s %-24s %s\n", "knob", "old", "new")
-		for _, c := range plan.Changes {
-			fmt.Fprintf(w, "  %-40s %-24s %s\n", c.Knob, c.Old, c.New)
-		}
-	}
-	for _, s := range plan.Skipped {
-		fmt.Fprintf(w, "  skipped %s: %s\n", s.Knob, s.Reason)
-	}
-	for _, n := range plan.Notes {
-		fmt.Fprintf(w, "  note: %s\n", n)
-	}
 }
 
 func revertCommand() command {
@@ -239,12 +186,12 @@ func revertCommand() command {
 			if len(pos) != 1 {
 				return usageError("want exactly one interface, have %d", len(pos))
 			}
-			sys, _, closeFn, err := openSystem(*root, *api, *timeout)
+			sys, _, closeFn, err := tune.Open(*root, *api, *timeout)
 			if err != nil {
 				return err
 			}
 			defer closeFn()
-			j, err := tune.Revert(ctx, sys, stateStore(*stateDir), pos[0])
+			j, err := tune.Revert(ctx, sys, tune.StoreAt(*stateDir), pos[0])
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,6 @@
 // Package srcerr is the error of a bad input file read by line: a tune profile or a
 // validate plan. Both packages name it as their own (tune.ProfileError,
-// validate.PlanError); the CLI maps it to exit code 2.
+// validate.PlanError); it is bad input (internal/badinput), so the CLI exits 2 on it.
 package srcerr
 
 import "fmt"
@@ -19,3 +19,6 @@ func (e *Error) Error() string {
 	}
 	return fmt.Sprintf("%s: %s", e.Source, e.Msg)
 }
+
+// BadInput marks it as the user's input to fix (internal/badinput).
+func (e *Error) BadInput() bool { return true }

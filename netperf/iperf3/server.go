@@ -211,51 +211,15 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 	rep.Start.AcceptedFrom = map[string]any{"host": rh, "port": rp}
 	rep.Start.Cookie = string(st.cookie[:CookieSize-1])
 
-	if err := writeState(ctrl, ParamExchange); err != nil {
+	p, err := exchangeParams(ctrl, idle, rep)
+	if err != nil {
 		return rep, err
 	}
-	ctrl.SetReadDeadline(time.Now().Add(idle))
-	m, err := readJSON(ctrl, MaxParamsJSON)
-	if err != nil {
-		sendServerError(ctrl, ieRecvParams, 0)
-		return rep, fmt.Errorf("parameters: %w", err)
-	}
-	p, err := parseParams(m)
-	if err != nil {
-		var pe *paramError
-		if errors.As(err, &pe) {
-			sendServerError(ctrl, pe.ierrno, 0)
-		}
-		return rep, fmt.Errorf("parameters: %w", err)
-	}
 	text.udp = p.UDP
-	protocol := "TCP"
-	if p.UDP {
-		protocol = "UDP"
-	}
-	rep.Start.TestStart = TestInfo{Protocol: protocol, NumStreams: p.Parallel, Blksize: p.Len, Omit: p.Omit, Duration: p.Time,
-		Bytes: p.Bytes, Blocks: p.Blocks, Reverse: b2i(p.Reverse), Bidir: b2i(p.Bidir), TOS: p.TOS, Bitrate: p.Bandwidth}
-
 	t := newTest(p)
 	t.copyReceived = s.CopyReceived
 	defer func() { t.closeAll() }()
-	// For UDP the server port must listen before the client hears CREATE_STREAMS: its
-	// first datagram follows at once.
-	var udpLn *net.UDPConn
-	if p.UDP {
-		if udpLn, err = listenUDP(ctx, ln.Addr().(*net.TCPAddr)); err != nil {
-			sendServerError(ctrl, ieServerTerminal, 0)
-			return rep, err
-		}
-	}
-	if err := writeState(ctrl, CreateStreams); err != nil {
-		if udpLn != nil {
-			udpLn.Close()
-		}
-		return rep, err
-	}
-	if err := s.acceptStreams(ctx, t, st, ln, udpLn, rep, text); err != nil {
-		sendServerError(ctrl, ieServerTerminal, 0)
+	if err := s.createStreams(ctx, ctrl, t, st, ln, rep, text); err != nil {
 		return rep, err
 	}
 	cpu := markCPU()
@@ -268,48 +232,11 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 	if len(t.streams) > 0 {
 		text.header(t.streams[0].sender)
 	}
-
-	// Wait for TEST_END. The client decides the end; a client that vanishes or stalls is
-	// dropped once neither control nor data has moved for the idle timeout.
 	done := make(chan struct{})
-	ctrlCh := watchState(ctrl)
 	var endErr error
 	go func() {
 		defer close(done)
-		var last uint64
-		lastMove := time.Now()
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case r := <-ctrlCh:
-				switch {
-				case r.err != nil:
-					endErr = fmt.Errorf("control connection lost: %w", r.err)
-				case r.state == TestEnd:
-				case r.state == ClientTerminate:
-					endErr = errors.New("the client terminated the test")
-				default:
-					endErr = fmt.Errorf("unexpected state %d from the client during the test", r.state)
-				}
-				return
-			case <-ctx.Done():
-				endErr = ctx.Err()
-				return
-			case now := <-tick.C:
-				var moved uint64
-				for _, s := range t.streams {
-					moved += s.bytes.Load()
-				}
-				if moved != last {
-					last, lastMove = moved, now
-				}
-				if now.Sub(lastMove) > idle {
-					endErr = fmt.Errorf("idle for %v: no data and no TEST_END; client dropped", idle)
-					return
-				}
-			}
-		}
+		endErr = waitTestEnd(ctx, ctrl, t, idle)
 	}()
 	t.runStreams(ctx, time.Second, done, func(iv Interval) {
 		rep.Intervals = append(rep.Intervals, iv)
@@ -331,29 +258,7 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 		}
 		return rep, endErr
 	}
-	local := t.localResults(cpu, congestion(firstConn(t)))
-	if err := writeState(ctrl, ExchangeResults); err != nil {
-		return rep, err
-	}
-	ctrl.SetReadDeadline(time.Now().Add(idle))
-	if _, err := t.peerResults(ctrl, "client", local, rep); err != nil {
-		return rep, err
-	}
-	if p.GetServerOutput {
-		if s.JSON != nil {
-			b, _ := json.Marshal(rep)
-			local.ServerOutputJSON = b
-		} else {
-			var buf bytes.Buffer
-			tw := textWriter{w: &buf, udp: p.UDP}
-			tw.summary(rep)
-			local.ServerOutputText = buf.String()
-		}
-	}
-	if err := writeJSON(ctrl, local.toJSON()); err != nil {
-		return rep, fmt.Errorf("send results: %w", err)
-	}
-	if err := writeState(ctrl, DisplayResults); err != nil {
+	if err := s.exchangeResults(ctrl, t, cpu, idle, rep); err != nil {
 		return rep, err
 	}
 	text.summary(rep)
@@ -362,6 +267,125 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 	readState(ctrl)
 	s.logf("test from %s done", ctrl.RemoteAddr())
 	return rep, nil
+}
+
+// exchangeParams asks for the client's parameters and reads them; a refusal is sent to
+// the client as iperf3's server sends it.
+func exchangeParams(ctrl net.Conn, idle time.Duration, rep *Report) (*Params, error) {
+	if err := writeState(ctrl, ParamExchange); err != nil {
+		return nil, err
+	}
+	ctrl.SetReadDeadline(time.Now().Add(idle))
+	m, err := readJSON(ctrl, MaxParamsJSON)
+	if err != nil {
+		sendServerError(ctrl, ieRecvParams, 0)
+		return nil, fmt.Errorf("parameters: %w", err)
+	}
+	p, err := parseParams(m)
+	if err != nil {
+		var pe *paramError
+		if errors.As(err, &pe) {
+			sendServerError(ctrl, pe.ierrno, 0)
+		}
+		return nil, fmt.Errorf("parameters: %w", err)
+	}
+	protocol := "TCP"
+	if p.UDP {
+		protocol = "UDP"
+	}
+	rep.Start.TestStart = TestInfo{Protocol: protocol, NumStreams: p.Parallel, Blksize: p.Len, Omit: p.Omit, Duration: p.Time,
+		Bytes: p.Bytes, Blocks: p.Blocks, Reverse: b2i(p.Reverse), Bidir: b2i(p.Bidir), TOS: p.TOS, Bitrate: p.Bandwidth}
+	return p, nil
+}
+
+// createStreams tells the client to open its streams and takes them.
+func (s *Server) createStreams(ctx context.Context, ctrl net.Conn, t *test, st *serverTest, ln *net.TCPListener, rep *Report, text textWriter) error {
+	// For UDP the server port must listen before the client hears CREATE_STREAMS: its
+	// first datagram follows at once.
+	var udpLn *net.UDPConn
+	if t.p.UDP {
+		var err error
+		if udpLn, err = listenUDP(ctx, ln.Addr().(*net.TCPAddr)); err != nil {
+			sendServerError(ctrl, ieServerTerminal, 0)
+			return err
+		}
+	}
+	if err := writeState(ctrl, CreateStreams); err != nil {
+		if udpLn != nil {
+			udpLn.Close()
+		}
+		return err
+	}
+	if err := s.acceptStreams(ctx, t, st, ln, udpLn, rep, text); err != nil {
+		sendServerError(ctrl, ieServerTerminal, 0)
+		return err
+	}
+	return nil
+}
+
+// waitTestEnd waits for TEST_END. The client decides the end; a client that vanishes or
+// stalls is dropped once neither control nor data has moved for the idle timeout.
+func waitTestEnd(ctx context.Context, ctrl net.Conn, t *test, idle time.Duration) error {
+	ctrlCh := watchState(ctrl)
+	var last uint64
+	lastMove := time.Now()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case r := <-ctrlCh:
+			switch {
+			case r.err != nil:
+				return fmt.Errorf("control connection lost: %w", r.err)
+			case r.state == TestEnd:
+				return nil
+			case r.state == ClientTerminate:
+				return errors.New("the client terminated the test")
+			}
+			return fmt.Errorf("unexpected state %d from the client during the test", r.state)
+		case <-ctx.Done():
+			return ctx.Err()
+		case now := <-tick.C:
+			var moved uint64
+			for _, s := range t.streams {
+				moved += s.bytes.Load()
+			}
+			if moved != last {
+				last, lastMove = moved, now
+			}
+			if now.Sub(lastMove) > idle {
+				return fmt.Errorf("idle for %v: no data and no TEST_END; client dropped", idle)
+			}
+		}
+	}
+}
+
+// exchangeResults trades results with the client (with the server's output when the
+// client asked for it) and tells it to display them.
+func (s *Server) exchangeResults(ctrl net.Conn, t *test, cpu cpuMark, idle time.Duration, rep *Report) error {
+	local := t.localResults(cpu, congestion(firstConn(t)))
+	if err := writeState(ctrl, ExchangeResults); err != nil {
+		return err
+	}
+	ctrl.SetReadDeadline(time.Now().Add(idle))
+	if _, err := t.peerResults(ctrl, "client", local, rep); err != nil {
+		return err
+	}
+	if t.p.GetServerOutput {
+		if s.JSON != nil {
+			b, _ := json.Marshal(rep)
+			local.ServerOutputJSON = b
+		} else {
+			var buf bytes.Buffer
+			tw := textWriter{w: &buf, udp: t.p.UDP}
+			tw.summary(rep)
+			local.ServerOutputText = buf.String()
+		}
+	}
+	if err := writeJSON(ctrl, local.toJSON()); err != nil {
+		return fmt.Errorf("send results: %w", err)
+	}
+	return writeState(ctrl, DisplayResults)
 }
 
 // acceptStreams takes the client's data streams: TCP connections with the test's cookie

@@ -1,14 +1,15 @@
-package main
+package engine
 
 import (
 	"net"
 
 	"github.com/vishvananda/netlink"
+	"github.com/zynqnet/linerate/internal/badinput"
 )
 
-// refuseManagement refuses a port that carries the default route: flooding the
-// management port cuts the operator off.
-func refuseManagement(name string, force bool) error {
+// RefuseManagement refuses a port that carries the default route unless force is set:
+// flooding the management port cuts the operator off.
+func RefuseManagement(name string, force bool) error {
 	if force {
 		return nil
 	}
@@ -22,7 +23,7 @@ func refuseManagement(name string, force bool) error {
 	}
 	for _, r := range routes {
 		if r.Dst == nil || r.Dst.IP.IsUnspecified() && isZeroMask(r.Dst.Mask) {
-			return usageError("%s carries the default route (the management port?): linerate will not flood it; use a test port, or --force", name)
+			return badinput.Errorf("%s carries the default route (the management port?): linerate will not flood it; use a test port, or --force", name)
 		}
 	}
 	return nil

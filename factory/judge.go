@@ -1,0 +1,216 @@
+package factory
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zynqnet/linerate/doctor"
+	"github.com/zynqnet/linerate/netperf/frames"
+	"github.com/zynqnet/linerate/netperf/iperf3"
+	"github.com/zynqnet/linerate/netperf/rfc2544"
+	"github.com/zynqnet/linerate/nic"
+	"github.com/zynqnet/linerate/tune"
+	"github.com/zynqnet/linerate/validate"
+)
+
+// The judgements: each is a pure function of a step (its thresholds) and what its
+// measurement found, so how a line judges a board is table-tested without a board.
+
+// LinkMeasurement is what the link step read.
+type LinkMeasurement struct {
+	Carrier   bool
+	After     time.Duration // until carrier, or how long it waited for none
+	SpeedMbps int
+	Duplex    string
+	Operstate string
+}
+
+// JudgeLink: carrier within the step's time, at its speed and duplex.
+func JudgeLink(s *validate.Step, m LinkMeasurement) validate.Outcome {
+	if !m.Carrier {
+		return validate.Outcome{Summary: fmt.Sprintf("no carrier within %v (operstate %s)", s.CarrierWithin.D(), orDash(m.Operstate)),
+			Reason: "no link: check the cable and the switch port"}
+	}
+	o := validate.Outcome{Pass: true, Measured: map[string]float64{"carrier_s": m.After.Seconds(), "speed_mbps": float64(m.SpeedMbps)},
+		Figures: map[string]float64{"speed_mbps": float64(m.SpeedMbps)}}
+	o.Summary = fmt.Sprintf("carrier after %.1fs, %d Mbit/s %s", m.After.Seconds(), m.SpeedMbps, orDash(m.Duplex))
+	var want []string
+	if s.SpeedMbps > 0 {
+		want = append(want, fmt.Sprintf("%d Mbit/s", s.SpeedMbps))
+		if m.SpeedMbps != s.SpeedMbps {
+			o.Pass, o.Reason = false, fmt.Sprintf("link at %d Mbit/s, want %d (cable, PHY or autonegotiation)", m.SpeedMbps, s.SpeedMbps)
+		}
+	}
+	if s.Duplex != "" {
+		want = append(want, s.Duplex)
+		if m.Duplex != s.Duplex {
+			o.Pass, o.Reason = false, fmt.Sprintf("%s duplex, want %s", orDash(m.Duplex), s.Duplex)
+		}
+	}
+	if len(want) > 0 {
+		o.Summary += " (want " + strings.Join(want, " ") + ")"
+	}
+	return o
+}
+
+// JudgeDoctor: no finding of severity fail, or none of the step's fail_on ids.
+func JudgeDoctor(s *validate.Step, iface string, rep *doctor.Report) validate.Outcome {
+	var failing, all []string
+	for _, i := range rep.Interfaces {
+		for _, f := range i.Findings {
+			all = append(all, f.ID)
+			if (len(s.FailOn) == 0 && f.Severity == doctor.Fail) || slices.Contains(s.FailOn, f.ID) {
+				failing = append(failing, f.ID)
+			}
+		}
+	}
+	o := validate.Outcome{Pass: len(failing) == 0, Measured: map[string]float64{"findings": float64(len(all)), "failing": float64(len(failing))}}
+	o.Summary = fmt.Sprintf("%d findings (%s), %d failing", len(all), orDash(strings.Join(all, " ")), len(failing))
+	if !o.Pass {
+		o.Reason = "doctor: " + strings.Join(failing, ", ") + " (linerate doctor " + iface + " says why and how to fix)"
+	}
+	return o
+}
+
+// JudgeTune: the profile's transaction went through (applyErr nil), or it did not and
+// every setting stayed as it was.
+func JudgeTune(s *validate.Step, plan *tune.Plan, applyErr error) validate.Outcome {
+	if applyErr != nil || plan == nil {
+		reason := "no plan"
+		if applyErr != nil {
+			reason = applyErr.Error()
+		}
+		return validate.Outcome{Summary: "profile " + s.Profile + " not applied (every setting kept as it was)", Reason: reason}
+	}
+	keep := "reverted at the end"
+	if s.Keep {
+		keep = "kept"
+	}
+	return validate.Outcome{Pass: true, Summary: fmt.Sprintf("profile %s applied: %d changes, %d skipped (%s)", s.Profile, len(plan.Changes), len(plan.Skipped), keep),
+		Measured: map[string]float64{"changes": float64(len(plan.Changes)), "skipped": float64(len(plan.Skipped))}}
+}
+
+// JudgeIperf3: the throughput the receiving side counted against min_mbps; for TCP the
+// sender's retransmits against max_retransmits, for UDP the loss against max_loss_pct.
+func JudgeIperf3(s *validate.Step, r *iperf3.Report) validate.Outcome {
+	sum := r.End.SumReceived
+	if sum.Bytes == 0 && r.End.Sum != nil {
+		sum = *r.End.Sum
+	}
+	mbps := sum.BitsPerSecond / 1e6
+	o := validate.Outcome{Pass: true, Measured: map[string]float64{"mbps": mbps}, Figures: map[string]float64{s.ID + "_mbps": mbps}, Detail: r.End}
+	o.Summary = fmt.Sprintf("%s %s %.1f Mbit/s (want >= %g)", strings.ToUpper(s.Protocol), s.Direction, mbps, deref(s.MinMbps))
+	if s.MinMbps != nil && mbps < *s.MinMbps {
+		o.Pass, o.Reason = false, fmt.Sprintf("%.1f Mbit/s is below %g", mbps, *s.MinMbps)
+	}
+	if s.Protocol == "tcp" && r.End.SumSent.Retransmits != nil {
+		rt := *r.End.SumSent.Retransmits
+		o.Measured["retransmits"] = float64(rt)
+		if s.MaxRetransmits != nil {
+			o.Summary += fmt.Sprintf(", %d retransmits (want <= %d)", rt, *s.MaxRetransmits)
+			if rt > int64(*s.MaxRetransmits) {
+				o.Pass, o.Reason = false, fmt.Sprintf("%d retransmits, above %d", rt, *s.MaxRetransmits)
+			}
+		}
+	}
+	if s.Protocol == "udp" {
+		var loss float64
+		for _, si := range []*iperf3.StreamInterval{r.End.Sum, &r.End.SumReceived} {
+			if si != nil && si.LostPercent != nil {
+				loss = *si.LostPercent
+				break
+			}
+		}
+		o.Measured["loss_pct"] = loss
+		o.Figures[s.ID+"_loss_pct"] = loss
+		o.Summary += fmt.Sprintf(", loss %.3f%% (want <= %g%%)", loss, deref(s.MaxLossPct))
+		if s.MaxLossPct != nil && loss > *s.MaxLossPct {
+			o.Pass, o.Reason = false, fmt.Sprintf("UDP loss %.3f%% above %g%%", loss, *s.MaxLossPct)
+		}
+	}
+	return o
+}
+
+// JudgeThroughput: an RFC 2544 throughput search's result against min_throughput_pct.
+func JudgeThroughput(s *validate.Step, r rfc2544.SizeResult) validate.Outcome {
+	var pct, fps float64
+	if r.Throughput != nil {
+		pct, fps = r.Throughput.Percent, r.Throughput.FPS
+	}
+	o := validate.Outcome{Pass: pct >= deref(s.MinThroughputPct), Measured: map[string]float64{"throughput_pct": pct, "throughput_fps": fps},
+		Figures: map[string]float64{s.ID + "_throughput_pct": pct}, Detail: r}
+	o.Summary = fmt.Sprintf("RFC 2544 throughput at %d bytes: %.2f%% of line rate, %.0f fps (want >= %g%%)", s.Size, pct, fps, deref(s.MinThroughputPct))
+	if !o.Pass {
+		o.Reason = fmt.Sprintf("throughput %.2f%% below %g%%", pct, deref(s.MinThroughputPct))
+	}
+	return o
+}
+
+// JudgeFrames: frames through the reflector, loss against max_loss_pct and the
+// round-trip p99 against max_p99_us.
+func JudgeFrames(s *validate.Step, r frames.Result) validate.Outcome {
+	o := validate.Outcome{Pass: true, Measured: map[string]float64{"sent": float64(r.Sent), "received": float64(r.Received), "loss_pct": r.LossPct, "pps": r.PPS},
+		Figures: map[string]float64{s.ID + "_loss_pct": r.LossPct}, Detail: r}
+	o.Summary = fmt.Sprintf("%d-byte frames at %s through the reflector: %d of %d back, loss %.3f%%", s.Size, s.Rate, r.Received, r.Sent, r.LossPct)
+	if s.MaxLossPct != nil {
+		o.Summary += fmt.Sprintf(" (want <= %g%%)", *s.MaxLossPct)
+		if r.LossPct > *s.MaxLossPct {
+			o.Pass, o.Reason = false, fmt.Sprintf("loss %.3f%% above %g%%", r.LossPct, *s.MaxLossPct)
+		}
+	}
+	if s.MaxP99US != nil {
+		if r.Latency == nil {
+			o.Pass, o.Reason = false, "no frame came back: no latency"
+			return o
+		}
+		p99 := float64(r.Latency.P99) / 1e3
+		o.Measured["p99_us"] = p99
+		o.Figures[s.ID+"_p99_us"] = p99
+		o.Summary += fmt.Sprintf(", p99 %.0fus round trip (want <= %g)", p99, *s.MaxP99US)
+		if p99 > *s.MaxP99US {
+			o.Pass, o.Reason = false, fmt.Sprintf("p99 latency %.0fus above %gus", p99, *s.MaxP99US)
+		}
+	}
+	return o
+}
+
+// JudgeCounters: no error counter rose between before and after, but those the step
+// ignores. A counter that went backwards (the driver was reloaded) counts as no rise.
+func JudgeCounters(s *validate.Step, before, after map[string]uint64) validate.Outcome {
+	var rose []string
+	measured := map[string]float64{}
+	for _, c := range nic.ErrorCounterNames {
+		var d uint64
+		if after[c] > before[c] {
+			d = after[c] - before[c]
+		}
+		measured[c] = float64(d)
+		if d > 0 && !slices.Contains(s.Ignore, c) {
+			rose = append(rose, fmt.Sprintf("%s +%d", c, d))
+		}
+	}
+	o := validate.Outcome{Pass: len(rose) == 0, Measured: measured}
+	if o.Pass {
+		o.Summary = fmt.Sprintf("no error counter rose during the run (%d watched)", len(after))
+	} else {
+		o.Summary = "error counters rose: " + strings.Join(rose, ", ")
+		o.Reason = o.Summary
+	}
+	return o
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

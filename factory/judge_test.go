@@ -1,0 +1,184 @@
+package factory
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zynqnet/linerate/doctor"
+	"github.com/zynqnet/linerate/netperf/frames"
+	"github.com/zynqnet/linerate/netperf/iperf3"
+	"github.com/zynqnet/linerate/netperf/rfc2544"
+	"github.com/zynqnet/linerate/tune"
+	"github.com/zynqnet/linerate/validate"
+)
+
+func f64(v float64) *float64 { return &v }
+func i64(v int64) *int64     { return &v }
+func intp(v int) *int        { return &v }
+
+// check compares an outcome's verdict and, where given, a word of its reason and a
+// measured value.
+func check(t *testing.T, name string, o validate.Outcome, pass bool, reason string, measured map[string]float64) {
+	t.Helper()
+	if o.Pass != pass {
+		t.Errorf("%s: pass = %v, want %v (summary %q, reason %q)", name, o.Pass, pass, o.Summary, o.Reason)
+	}
+	if reason != "" && !strings.Contains(o.Reason, reason) {
+		t.Errorf("%s: reason %q, want it to say %q", name, o.Reason, reason)
+	}
+	if pass && o.Reason != "" {
+		t.Errorf("%s: a pass with a reason: %q", name, o.Reason)
+	}
+	for k, v := range measured {
+		if got, ok := o.Measured[k]; !ok || got != v {
+			t.Errorf("%s: measured[%s] = %v (%v), want %v", name, k, got, ok, v)
+		}
+	}
+}
+
+func TestJudgeLink(t *testing.T) {
+	step := &validate.Step{ID: "link", CarrierWithin: validate.Duration(5 * time.Second), SpeedMbps: 1000, Duplex: "full"}
+	any := &validate.Step{ID: "link", CarrierWithin: validate.Duration(5 * time.Second)}
+	cases := []struct {
+		name   string
+		s      *validate.Step
+		m      LinkMeasurement
+		pass   bool
+		reason string
+	}{
+		{"up at speed", step, LinkMeasurement{Carrier: true, After: time.Second, SpeedMbps: 1000, Duplex: "full"}, true, ""},
+		{"no carrier", step, LinkMeasurement{After: 5 * time.Second, Operstate: "down"}, false, "no link"},
+		{"100 Mbit/s", step, LinkMeasurement{Carrier: true, SpeedMbps: 100, Duplex: "full"}, false, "link at 100 Mbit/s, want 1000"},
+		{"half duplex", step, LinkMeasurement{Carrier: true, SpeedMbps: 1000, Duplex: "half"}, false, "half duplex, want full"},
+		{"no speed asked", any, LinkMeasurement{Carrier: true, SpeedMbps: 10, Duplex: "half"}, true, ""},
+	}
+	for _, c := range cases {
+		o := JudgeLink(c.s, c.m)
+		check(t, c.name, o, c.pass, c.reason, nil)
+		if c.m.Carrier && o.Figures["speed_mbps"] != float64(c.m.SpeedMbps) {
+			t.Errorf("%s: figure speed_mbps %v", c.name, o.Figures["speed_mbps"])
+		}
+	}
+}
+
+func TestJudgeDoctor(t *testing.T) {
+	rep := &doctor.Report{Interfaces: []doctor.Interface{{Name: "eth0", Findings: []doctor.Finding{
+		{ID: "RINGS_SMALL", Severity: doctor.Warn}, {ID: "RX_CRC_ERRORS", Severity: doctor.Fail}}}}}
+	clean := &doctor.Report{Interfaces: []doctor.Interface{{Name: "eth0", Findings: []doctor.Finding{{ID: "RINGS_SMALL", Severity: doctor.Warn}}}}}
+	cases := []struct {
+		name   string
+		s      *validate.Step
+		rep    *doctor.Report
+		pass   bool
+		reason string
+	}{
+		{"a fail finding fails by default", &validate.Step{}, rep, false, "RX_CRC_ERRORS"},
+		{"warnings pass by default", &validate.Step{}, clean, true, ""},
+		{"fail_on names a warning", &validate.Step{FailOn: []string{"RINGS_SMALL"}}, clean, false, "RINGS_SMALL"},
+		{"fail_on leaves other fails alone", &validate.Step{FailOn: []string{"LINK_DOWN"}}, rep, true, ""},
+	}
+	for _, c := range cases {
+		check(t, c.name, JudgeDoctor(c.s, "eth0", c.rep), c.pass, c.reason, map[string]float64{"findings": float64(len(c.rep.Interfaces[0].Findings))})
+	}
+}
+
+func TestJudgeTune(t *testing.T) {
+	plan := &tune.Plan{Changes: []tune.Change{{}, {}}, Skipped: []tune.Skip{{}}}
+	check(t, "applied", JudgeTune(&validate.Step{Profile: "zc702"}, plan, nil), true, "", map[string]float64{"changes": 2, "skipped": 1})
+	check(t, "rolled back", JudgeTune(&validate.Step{Profile: "zc702"}, plan, errors.New("rx ring: invalid argument")), false, "rx ring", nil)
+	check(t, "no plan", JudgeTune(&validate.Step{Profile: "nope"}, nil, errors.New("unknown profile")), false, "unknown profile", nil)
+	if o := JudgeTune(&validate.Step{Profile: "x", Keep: true}, plan, nil); !strings.Contains(o.Summary, "kept") {
+		t.Errorf("keep: summary %q", o.Summary)
+	}
+}
+
+func iperfReport(recvBPS float64, retr *int64, loss *float64) *iperf3.Report {
+	r := &iperf3.Report{}
+	r.End.SumReceived = iperf3.StreamInterval{Bytes: 1, BitsPerSecond: recvBPS, LostPercent: loss}
+	r.End.SumSent = iperf3.StreamInterval{Bytes: 1, BitsPerSecond: recvBPS, Retransmits: retr}
+	return r
+}
+
+func TestJudgeIperf3(t *testing.T) {
+	tcp := &validate.Step{ID: "tcp-up", Protocol: "tcp", Direction: "up", MinMbps: f64(900), MaxRetransmits: intp(10)}
+	udp := &validate.Step{ID: "udp", Protocol: "udp", Direction: "up", MinMbps: f64(90), MaxLossPct: f64(0.1)}
+	udpSum := iperfReport(0, nil, nil)
+	udpSum.End.SumReceived.Bytes = 0
+	udpSum.End.Sum = &iperf3.StreamInterval{Bytes: 1, BitsPerSecond: 95e6, LostPercent: f64(0.05)}
+	cases := []struct {
+		name     string
+		s        *validate.Step
+		r        *iperf3.Report
+		pass     bool
+		reason   string
+		measured map[string]float64
+	}{
+		{"at line rate", tcp, iperfReport(941e6, i64(0), nil), true, "", map[string]float64{"mbps": 941, "retransmits": 0}},
+		{"exactly the threshold", tcp, iperfReport(900e6, i64(10), nil), true, "", map[string]float64{"mbps": 900}},
+		{"below", tcp, iperfReport(899.9e6, i64(0), nil), false, "below 900", nil},
+		{"retransmits", tcp, iperfReport(941e6, i64(11), nil), false, "11 retransmits", map[string]float64{"retransmits": 11}},
+		{"udp clean", udp, iperfReport(95e6, nil, f64(0)), true, "", map[string]float64{"loss_pct": 0}},
+		{"udp lossy", udp, iperfReport(95e6, nil, f64(0.2)), false, "UDP loss", map[string]float64{"loss_pct": 0.2}},
+		{"udp from sum (old servers)", udp, udpSum, true, "", map[string]float64{"mbps": 95, "loss_pct": 0.05}},
+	}
+	for _, c := range cases {
+		o := JudgeIperf3(c.s, c.r)
+		check(t, c.name, o, c.pass, c.reason, c.measured)
+		if _, ok := o.Figures[c.s.ID+"_mbps"]; !ok {
+			t.Errorf("%s: no figure %s_mbps", c.name, c.s.ID)
+		}
+	}
+}
+
+func TestJudgeThroughput(t *testing.T) {
+	s := &validate.Step{ID: "rfc", Size: 64, MinThroughputPct: f64(90)}
+	check(t, "above", JudgeThroughput(s, rfc2544.SizeResult{Size: 64, Throughput: &rfc2544.Throughput{FPS: 1.4e6, Percent: 94}}), true, "", map[string]float64{"throughput_pct": 94})
+	check(t, "at", JudgeThroughput(s, rfc2544.SizeResult{Size: 64, Throughput: &rfc2544.Throughput{Percent: 90}}), true, "", nil)
+	check(t, "below", JudgeThroughput(s, rfc2544.SizeResult{Size: 64, Throughput: &rfc2544.Throughput{Percent: 89.99}}), false, "below 90", nil)
+	check(t, "no result", JudgeThroughput(s, rfc2544.SizeResult{Size: 64}), false, "below 90", map[string]float64{"throughput_pct": 0})
+}
+
+func TestJudgeFrames(t *testing.T) {
+	s := &validate.Step{ID: "frames", Size: 512, Rate: "10%", MaxLossPct: f64(0.1), MaxP99US: f64(500)}
+	lat := func(p99us int64) *frames.Latency { return &frames.Latency{P99: p99us * 1000} }
+	cases := []struct {
+		name     string
+		r        frames.Result
+		pass     bool
+		reason   string
+		measured map[string]float64
+	}{
+		{"clean and fast", frames.Result{Sent: 1000, Received: 1000, Latency: lat(120)}, true, "", map[string]float64{"p99_us": 120, "loss_pct": 0}},
+		{"loss at the threshold", frames.Result{Sent: 1000, Received: 999, LossPct: 0.1, Latency: lat(120)}, true, "", nil},
+		{"lossy", frames.Result{Sent: 1000, Received: 990, LossPct: 1, Latency: lat(120)}, false, "loss 1.000% above", nil},
+		{"slow", frames.Result{Sent: 1000, Received: 1000, Latency: lat(501)}, false, "p99 latency 501us", nil},
+		{"nothing back", frames.Result{Sent: 1000, LossPct: 100}, false, "no frame came back", nil},
+	}
+	for _, c := range cases {
+		check(t, c.name, JudgeFrames(s, c.r), c.pass, c.reason, c.measured)
+	}
+	loose := &validate.Step{ID: "frames", Size: 64, Rate: "1%"}
+	check(t, "no thresholds", JudgeFrames(loose, frames.Result{Sent: 10, Received: 5, LossPct: 50}), true, "", nil)
+}
+
+func TestJudgeCounters(t *testing.T) {
+	before := map[string]uint64{"rx_errors": 5, "rx_crc_errors": 2, "collisions": 0}
+	cases := []struct {
+		name   string
+		s      *validate.Step
+		after  map[string]uint64
+		pass   bool
+		reason string
+	}{
+		{"nothing rose", &validate.Step{}, map[string]uint64{"rx_errors": 5, "rx_crc_errors": 2}, true, ""},
+		{"crc rose", &validate.Step{}, map[string]uint64{"rx_errors": 5, "rx_crc_errors": 4}, false, "rx_crc_errors +2"},
+		{"ignored", &validate.Step{Ignore: []string{"rx_crc_errors"}}, map[string]uint64{"rx_crc_errors": 4}, true, ""},
+		{"went backwards (driver reloaded)", &validate.Step{}, map[string]uint64{"rx_errors": 0}, true, ""},
+		{"new counter from zero", &validate.Step{}, map[string]uint64{"collisions": 1}, false, "collisions +1"},
+	}
+	for _, c := range cases {
+		check(t, c.name, JudgeCounters(c.s, before, c.after), c.pass, c.reason, nil)
+	}
+}

@@ -1,0 +1,295 @@
+// Package factory composes linerate's domain packages into the jobs a factory line and a
+// bring-up engineer run: validate's steps (link, doctor, tune, iperf3, frames, counters)
+// measure through nic, doctor, tune and netperf directly, and each judges with a pure
+// function of (step, measurement) (judge.go). Nothing here goes through the CLI.
+package factory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zynqnet/linerate/board"
+	"github.com/zynqnet/linerate/internal/atomicfile"
+	"github.com/zynqnet/linerate/nic"
+	"github.com/zynqnet/linerate/validate"
+)
+
+// Validation is one run of a board's factory plan.
+type Validation struct {
+	Plan *validate.Plan
+	// ReportDir is where the JSON and JUnit reports and the spool go ("" picks
+	// /var/lib/linerate/reports, or /run/linerate/reports on a read-only root).
+	ReportDir string
+	// StationURL overrides the plan's station.report_url.
+	StationURL string
+	// Serial overrides the board's serial (device tree, SoC, else from the MAC).
+	Serial string
+	// Root is where /sys and /proc are read ("" or "/": this system).
+	Root string
+	// API is the ethtool API (nic.APIAuto, ...); StateDir holds tune's journals ("":
+	// tune's default).
+	API, StateDir string
+	// Version is the linerate that runs, for the report.
+	Version string
+	// UploadWindow is how long a report is re-sent to a station that does not take it.
+	UploadWindow time.Duration
+	// Console gets a line per step, the verdict line and the delivery's progress.
+	Console io.Writer
+}
+
+// Result is a finished run: the report, its JSON, and whether it could be written.
+type Result struct {
+	Report *validate.Report
+	JSON   []byte
+	// WriteErr is why the reports could not be written to ReportDir (they were then
+	// delivered or spooled all the same).
+	WriteErr error
+}
+
+// run is one run's state, shared by its steps.
+type run struct {
+	*Validation
+	board    *board.Board
+	counters map[string]uint64 // error counters at the start
+	doctor   json.RawMessage
+	cleanup  []func()
+}
+
+// Run takes the plan's steps in order and returns the report, written to ReportDir and
+// delivered to the station (or spooled). A bad plan (unknown board) is an error before
+// any step runs; everything after that ends in a report.
+func (v *Validation) Run(ctx context.Context) (*Result, error) {
+	if v.Root == "" {
+		v.Root = "/"
+	}
+	if v.Console == nil {
+		v.Console = io.Discard
+	}
+	r := &run{Validation: v}
+	start := time.Now()
+	rep, err := r.header(ctx, start)
+	if err != nil {
+		return nil, err
+	}
+	up := r.uploader()
+	r.flushSpool(ctx, up)
+	runner := &validate.Runner{Plan: v.Plan, Console: v.Console, Steps: map[string]validate.StepFunc{
+		"link": r.link, "doctor": r.doctorStep, "tune": r.tune, "iperf3": r.iperf3, "frames": r.frames, "counters": r.countersStep,
+	}}
+	rep.Steps, rep.Failed, rep.Figures = runner.Run(ctx)
+	for i := len(r.cleanup) - 1; i >= 0; i-- {
+		r.cleanup[i]()
+	}
+	rep.Doctor = r.doctor
+	rep.Show = r.show()
+	if rep.Failed == nil {
+		rep.Failed = []string{}
+	}
+	rep.Verdict = "PASS"
+	if len(rep.Failed) > 0 {
+		rep.Verdict = "FAIL"
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	res, err := r.finish(ctx, rep, up)
+	return res, err
+}
+
+// header identifies the board and starts the report.
+func (r *run) header(ctx context.Context, start time.Time) (*validate.Report, error) {
+	p := r.Plan
+	id := board.ReadIdentity(r.Root)
+	if p.Board == "auto" {
+		r.board = board.Detect(id.Compatible)
+	} else if b, err := board.Lookup(p.Board); err == nil {
+		r.board = b
+	} else {
+		return nil, &validate.PlanError{Source: p.Source, Msg: "board: " + err.Error()}
+	}
+	rep := &validate.Report{Schema: validate.SchemaVersion, Interface: p.Interface, Linerate: r.Version, Started: start.UTC(), Plan: p,
+		Figures: map[string]float64{}, Failed: []string{}, Board: "unknown"}
+	if r.board != nil {
+		rep.Board, rep.Model = r.board.Name, r.board.Model
+	}
+	if id.Model != "" {
+		rep.Model = id.Model
+	}
+	if ifi, err := net.InterfaceByName(p.Interface); err == nil {
+		rep.MAC = ifi.HardwareAddr.String()
+	}
+	rep.Serial = firstOf(r.Serial, id.Serial, macSerial(rep.MAC), "unknown")
+	if t, ok := stationTime(ctx, p.Station.ReportURL, r.StationURL); ok && start.Year() < 2020 {
+		// A board without a real-time clock boots in 1970: take the time of day from the
+		// station's HTTP Date header, for the report only (the system clock is left alone).
+		rep.Started = t.UTC()
+		fmt.Fprintf(r.Console, "linerate validate: the board's clock says %s; the report uses the station's time, %s\n", start.UTC().Format(time.RFC3339), rep.Started.Format(time.RFC3339))
+	}
+	// The boot id keeps two runs of one board apart even when its clock starts at 1970.
+	rep.ID = fmt.Sprintf("%s-%s-%s", sanitizeID(rep.Serial), rep.Started.Format("20060102T150405Z"), bootID(r.Root))
+	fmt.Fprintf(r.Console, "linerate validate: plan %s (%s), board %s, serial %s, %s %s, %d steps, budget %v\n",
+		p.Name, p.Source, rep.Board, rep.Serial, p.Interface, orDash(rep.MAC), len(p.Steps), p.Budget.D())
+	r.counters, _ = r.errorCounters()
+	return rep, nil
+}
+
+func (r *run) uploader() *validate.Uploader {
+	dir := r.ReportDir
+	if dir == "" {
+		dir = defaultReportDir()
+		r.ReportDir = dir
+	}
+	up := &validate.Uploader{URL: r.Plan.Station.ReportURL, SpoolDir: filepath.Join(dir, "spool"), Window: r.UploadWindow, Console: r.Console}
+	if r.StationURL != "" {
+		up.URL = r.StationURL
+	}
+	return up
+}
+
+// flushSpool sends the reports an earlier run could not deliver first.
+func (r *run) flushSpool(ctx context.Context, up *validate.Uploader) {
+	if up.URL == "" {
+		return
+	}
+	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if n, err := up.Flush(fctx); n > 0 || err != nil {
+		suffix := ""
+		if err != nil {
+			suffix = "; the rest stay spooled: " + err.Error()
+		}
+		fmt.Fprintf(r.Console, "linerate validate: spool: %d earlier report(s) delivered%s\n", n, suffix)
+	}
+}
+
+// show reads the port as 'linerate show --json' does, for the report.
+func (r *run) show() json.RawMessage {
+	rd, closeFn, err := nic.Open(liveOrRoot(r.Root), r.API)
+	if err != nil {
+		return nil
+	}
+	defer closeFn()
+	ifcs, err := rd.Read(r.Plan.Interface)
+	if err != nil {
+		return nil
+	}
+	b, err := json.Marshal(ifcs)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// finish writes the reports, prints the verdict line and delivers the JSON.
+func (r *run) finish(ctx context.Context, rep *validate.Report, up *validate.Uploader) (*Result, error) {
+	body, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	junit, err := rep.JUnit()
+	if err != nil {
+		return nil, err
+	}
+	dir := r.ReportDir
+	werr := os.MkdirAll(dir, 0o755)
+	if werr == nil {
+		werr = errors.Join(atomicfile.Write(filepath.Join(dir, rep.ID+".json"), body, 0o644), atomicfile.Write(filepath.Join(dir, rep.ID+".xml"), junit, 0o644))
+	}
+	if werr != nil {
+		fmt.Fprintf(r.Console, "linerate validate: cannot write the reports to %s: %v\n", dir, werr)
+	} else {
+		fmt.Fprintf(r.Console, "linerate validate: reports %s.json and %s.xml in %s\n", rep.ID, rep.ID, dir)
+	}
+	fmt.Fprintln(r.Console, rep.VerdictLine())
+	if up.URL != "" || werr != nil {
+		if err := up.Deliver(ctx, rep.ID, body); err != nil {
+			fmt.Fprintf(r.Console, "linerate validate: %v\n", err)
+		}
+	}
+	return &Result{Report: rep, JSON: body, WriteErr: werr}, nil
+}
+
+// stationTime reads the time of day from the station's HTTP Date header.
+func stationTime(ctx context.Context, urls ...string) (time.Time, bool) {
+	for _, u := range urls {
+		if u == "" {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		req, err := http.NewRequestWithContext(rctx, http.MethodHead, u, nil)
+		if err == nil {
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+				if t, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
+					cancel()
+					return t, true
+				}
+			}
+		}
+		cancel()
+	}
+	return time.Time{}, false
+}
+
+// bootID is the first 8 characters of the kernel's boot id, else of a random number.
+func bootID(root string) string {
+	if b, err := os.ReadFile(filepath.Join(root, "proc/sys/kernel/random/boot_id")); err == nil && len(b) >= 8 {
+		return string(b[:8])
+	}
+	return fmt.Sprintf("%08x", rand.Uint32())
+}
+
+func defaultReportDir() string {
+	for _, d := range []string{"/var/lib/linerate", "/run/linerate"} {
+		if err := os.MkdirAll(filepath.Join(d, "reports"), 0o755); err == nil {
+			probe := filepath.Join(d, "reports", ".probe")
+			if f, err := os.Create(probe); err == nil {
+				f.Close()
+				os.Remove(probe)
+				return filepath.Join(d, "reports")
+			}
+		}
+	}
+	return filepath.Join(os.TempDir(), "linerate-reports")
+}
+
+func macSerial(mac string) string {
+	if mac == "" {
+		return ""
+	}
+	return "mac-" + strings.ReplaceAll(mac, ":", "")
+}
+
+func firstOf(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func sanitizeID(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// liveOrRoot is nic.Open's root: "" for the live system.
+func liveOrRoot(root string) string {
+	if root == "/" {
+		return ""
+	}
+	return root
+}

@@ -1,0 +1,20 @@
+package frames
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Text is the result for a person: counts, rates and latency percentiles, each line
+// headed by head.
+func (r Result) Text(head string) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "%s stream %d: received %d of %d, lost %d (%.4f%%), reordered %d, duplicated %d, corrupted %d, foreign %d\n",
+		head, r.Stream, r.Received, r.Sent, r.Lost, r.LossPct, r.Reordered, r.Duplicated, r.Corrupted, r.Foreign)
+	fmt.Fprintf(&s, "  %.0f fps, %.2f Mbit/s L2, %.2f Mbit/s wire over %.2f s\n", r.PPS, r.L2Mbps, r.WireMbps, r.Seconds)
+	if l := r.Latency; l != nil {
+		fmt.Fprintf(&s, "  latency (%s): p50 %.1fus  p90 %.1fus  p99 %.1fus  p99.9 %.1fus  max %.1fus\n", r.LatencyKind,
+			float64(l.P50)/1e3, float64(l.P90)/1e3, float64(l.P99)/1e3, float64(l.P999)/1e3, float64(l.Max)/1e3)
+	}
+	return s.String()
+}

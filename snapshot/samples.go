@@ -1,0 +1,65 @@
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"time"
+
+	"github.com/zynqnet/linerate/nic"
+)
+
+// Samples reads the two samples of the archive at p for the given interfaces (none: the
+// ones the snapshot holds) and the time between them. A bad archive is an *Error naming
+// it; an interface the snapshot lacks is nic's *NotFoundError.
+func Samples(p string, ifaces []string) (before, after *nic.Sample, interval time.Duration, err error) {
+	dir, m, cleanup, err := Open(p)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer cleanup()
+	if len(ifaces) == 0 {
+		ifaces = m.Interfaces
+	}
+	var out [2]*nic.Sample
+	for i, s := range m.Samples {
+		root := filepath.Join(dir, s)
+		k, err := nic.OpenCaptured(root)
+		if err != nil {
+			return nil, nil, 0, &Error{Archive: p, Err: err}
+		}
+		r := &nic.Reader{Root: root, Kernel: k}
+		if out[i], err = r.Sample(ifaces...); err != nil {
+			var nf *nic.NotFoundError
+			if errors.As(err, &nf) {
+				return nil, nil, 0, err
+			}
+			return nil, nil, 0, &Error{Archive: p, Err: err}
+		}
+	}
+	return out[0], out[1], m.Interval(), nil
+}
+
+// Capture samples the live system twice, interval apart, recording every file and
+// kernel answer read, and returns the archive's bytes and its manifest. version is the
+// linerate that wrote it.
+func Capture(ctx context.Context, api string, interval time.Duration, ifaces []string, version string) ([]byte, *Manifest, int, error) {
+	var samples [2]Sample
+	before, _, err := nic.SampleLive(ctx, api, interval, ifaces, func(i int, r *nic.Recorder, k *nic.RecordingKernel) {
+		samples[i] = Sample{Entries: r.Entries(), Kernel: k.Captured()}
+	})
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	var names []string
+	for _, i := range before.Interfaces {
+		names = append(names, i.Name)
+	}
+	m := &Manifest{Version: version, Created: time.Now().UTC(), IntervalNS: int64(interval), Interfaces: names}
+	var buf bytes.Buffer
+	if err := Write(&buf, m, samples[:]); err != nil {
+		return nil, nil, 0, err
+	}
+	return buf.Bytes(), m, len(samples[0].Entries) + len(samples[1].Entries), nil
+}
