@@ -33,4 +33,3 @@ func ParseSize(s string, base float64) (uint64, error) {
 	}
 	return uint64(v * mult), nil
 }
-
