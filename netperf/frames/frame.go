@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-
 )
 
 const (
