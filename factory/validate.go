@@ -12,7 +12,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/zynqnet/linerate/board"
 	"github.com/zynqnet/linerate/internal/atomicfile"
+	"github.com/zynqnet/linerate/internal/httpc"
 	"github.com/zynqnet/linerate/nic"
 	"github.com/zynqnet/linerate/validate"
 )
@@ -219,22 +219,16 @@ func (r *run) finish(ctx context.Context, rep *validate.Report, up *validate.Upl
 
 // stationTime reads the time of day from the station's HTTP Date header.
 func stationTime(ctx context.Context, urls ...string) (time.Time, bool) {
+	c := &httpc.Client{Timeout: 3 * time.Second}
 	for _, u := range urls {
 		if u == "" {
 			continue
 		}
-		rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		req, err := http.NewRequestWithContext(rctx, http.MethodHead, u, nil)
-		if err == nil {
-			if resp, err := http.DefaultClient.Do(req); err == nil {
-				resp.Body.Close()
-				if t, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
-					cancel()
-					return t, true
-				}
+		if resp, err := c.Do(ctx, "HEAD", u, nil, nil); err == nil {
+			if t, err := time.Parse(time.RFC1123, resp.Header.Get("Date")); err == nil {
+				return t, true
 			}
 		}
-		cancel()
 	}
 	return time.Time{}, false
 }

@@ -1,16 +1,16 @@
 package validate
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/zynqnet/linerate/internal/httpc"
 )
 
 // Uploader delivers reports to the station. A report is written to the spool before the
@@ -20,7 +20,7 @@ import (
 type Uploader struct {
 	URL      string
 	SpoolDir string
-	Client   *http.Client
+	Client   *httpc.Client // nil: 10 s per attempt
 	Window   time.Duration // how long to keep retrying (backoff 1 s doubling to 15 s)
 	Console  io.Writer     // progress and, on a first failure, the report between markers
 }
@@ -31,11 +31,11 @@ const (
 	ReportEnd   = "==== LINERATE REPORT END"
 )
 
-func (u *Uploader) client() *http.Client {
+func (u *Uploader) client() *httpc.Client {
 	if u.Client != nil {
 		return u.Client
 	}
-	return &http.Client{Timeout: 10 * time.Second}
+	return &httpc.Client{Timeout: 10 * time.Second}
 }
 
 func (u *Uploader) say(format string, a ...any) {
@@ -69,17 +69,14 @@ func (u *Uploader) Spool(id string, body []byte) (string, error) {
 
 // post sends one report; a 4xx other than 408/429 is final (the station refused it).
 func (u *Uploader) post(ctx context.Context, body []byte) (final bool, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.URL, bytes.NewReader(body))
-	if err != nil {
-		return true, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := u.client().Do(req)
+	resp, err := u.client().Do(ctx, "POST", u.URL, map[string]string{"Content-Type": "application/json"}, body)
 	if err != nil {
 		return false, err
 	}
-	defer resp.Body.Close()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	msg := resp.Body
+	if len(msg) > 4096 {
+		msg = msg[:4096]
+	}
 	if resp.StatusCode/100 == 2 {
 		return true, nil
 	}
