@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GOBUILD := go build -trimpath -ldflags '$(LDFLAGS)'
 BIN := bin
 
-.PHONY: all build build-arm build-arm64 build-amd64 release check-static deps test unit lint fuzz bench bench-show bench-iperf3 bench-gen kernels image demo clean
+.PHONY: all build build-arm build-arm64 build-amd64 release check-static check-size size deps test unit lint fuzz bench bench-show bench-iperf3 bench-gen kernels image demo clean
 
 all: build
 
@@ -35,6 +35,20 @@ check-static: release
 		case "$$desc" in *"statically linked"*) ;; *) echo "$$f is not statically linked" >&2; exit 1;; esac; \
 	done
 
+# The board's footprint: a ZC702 boots from 16 MB of QSPI holding FSBL, bitstream and
+# U-Boot (~4.7 MB), the kernel (2.5 MB) and the tester image. Goals: the stripped
+# linux/arm binary <= 8 MB, the ZC702 image <= 6.5 MB gzipped.
+ARM_MAX := 8000000
+IMAGE_MAX := 6500000
+check-size: build-arm
+	@n=$$(stat -c %s $(BIN)/linerate-linux-arm); echo "$(BIN)/linerate-linux-arm: $$n bytes (goal <= $(ARM_MAX))"; \
+		[ $$n -le $(ARM_MAX) ] || { echo "the arm binary is over its budget" >&2; exit 1; }
+
+size: check-size deps
+	@out=$$(scripts/build-image zc702 2>&1) || { echo "$$out" >&2; exit 1; }
+	@n=$$(stat -c %s out/linerate-zc702.cpio.gz); echo "out/linerate-zc702.cpio.gz: $$n bytes gzipped (goal <= $(IMAGE_MAX))"; \
+		[ $$n -le $(IMAGE_MAX) ] || { echo "the image is over its budget" >&2; exit 1; }
+
 # Installs what the tests need: Debian packages with apt-get, Go modules through the proxy.
 deps:
 	scripts/install-deps
@@ -49,7 +63,7 @@ lint:
 # emulated boards (built or fetched once, cached), then every test under the race
 # detector: kernel integration tests in network namespaces (root) and the end-to-end
 # boots of the emulated ZC702 and ZCU102 included.
-test: deps lint check-static kernels
+test: deps lint check-static check-size kernels
 	CGO_ENABLED=1 go test -race -count=1 -timeout 45m ./...
 
 # The kernels of the emulated boards, cached under /var/cache/linerate.

@@ -62,6 +62,7 @@ func commands() []command {
 		revertCommand(),
 		profileCommand(),
 		dtsCommand(),
+		boardCommand(),
 	}
 	cs = append(cs, genCommands()...)
 	return append(cs, iperf3Command(), validateCommand(), stationCommand(), versionCommand())
