@@ -295,3 +295,33 @@ func FindGEMPath(root *dt.Node, address string) string {
 	})
 	return found
 }
+
+// Render writes the overlay in the form a file's extension asks for: DTS source for
+// .dts and .dtso (dtc -@ compiles it), a blob for .dtbo and .dtb.
+func (o *Overlay) Render(ext string) ([]byte, error) {
+	switch ext {
+	case ".dts", ".dtso":
+		src, err := o.Source()
+		return []byte(src), err
+	case ".dtbo", ".dtb":
+		t, err := o.Tree()
+		if err != nil {
+			return nil, err
+		}
+		return Encode(t)
+	}
+	return nil, errorf("%q: name the overlay .dts (source) or .dtbo (binary)", ext)
+}
+
+// Describe says what the overlay is for and how it finds its node, for a person.
+func (o *Overlay) Describe() string {
+	gem := o.GEM
+	if gem == "" {
+		gem = o.Board.GEM.Label
+	}
+	target := "label " + gem
+	if o.TargetPath != "" {
+		target = "path " + o.TargetPath
+	}
+	return fmt.Sprintf("overlay for %s of %s, target by %s", gem, o.Board.Name, target)
+}

@@ -174,51 +174,15 @@ func dtsOverlay(args []string, stdout io.Writer) error {
 			return &dts.Error{Msg: fmt.Sprintf("--base %s: %v", *basePath, err)}
 		}
 	}
-	var data []byte
-	if ext == ".dts" || ext == ".dtso" {
-		src, err := o.Source()
-		if err != nil {
-			return err
-		}
-		data = []byte(src)
-	} else {
-		t, err := o.Tree()
-		if err != nil {
-			return err
-		}
-		if data, err = dts.Encode(t); err != nil {
-			return err
-		}
+	data, err := o.Render(ext)
+	if err != nil {
+		return err
 	}
 	if err := atomicfile.Write(*out, data, 0o644); err != nil {
 		return err
 	}
-	target := "label " + o.GEM
-	if o.GEM == "" {
-		target = "label " + o.Board.GEM.Label
-	}
-	if o.TargetPath != "" {
-		target = "path " + o.TargetPath
-	}
-	fmt.Fprintf(stdout, "wrote %s (%d bytes): overlay for %s of %s, target by %s\n", *out, len(data), gemName(o), o.Board.Name, target)
+	fmt.Fprintf(stdout, "wrote %s (%d bytes): %s\n", *out, len(data), o.Describe())
 	return nil
-}
-
-func gemName(o dts.Overlay) string {
-	if o.GEM != "" {
-		return o.GEM
-	}
-	return o.Board.GEM.Label
-}
-
-func flagGiven(fs *flag.FlagSet, name string) bool {
-	given := false
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == name {
-			given = true
-		}
-	})
-	return given
 }
 
 func dtsMerge(args []string, stdout io.Writer) error {

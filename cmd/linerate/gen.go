@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"strings"
 	"time"
@@ -105,44 +103,20 @@ func genCommands() []command {
 	}
 }
 
-func parseMAC(flagName, s string) (net.HardwareAddr, error) {
-	m, err := net.ParseMAC(s)
-	if err != nil || len(m) != 6 {
-		return nil, usageError("%s %q: want an Ethernet address, 02:00:00:00:00:0b", flagName, s)
-	}
-	return m, nil
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-func mbps(bytes uint64, frames uint64, secs float64, wire bool) float64 {
-	if secs <= 0 {
-		return 0
-	}
-	b := float64(bytes)
-	if wire {
-		b += float64(frames) * float64(20)
-	}
-	return b * 8 / secs / 1e6
-}
-
 func runGenCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
+	c := engine.GenConfig{Root: "/"}
 	dst := fs.String("dst", "", "")
 	src := fs.String("src", "", "")
-	size := fs.String("size", "64", "")
-	rate := fs.String("rate", "100%", "")
-	duration := fs.Duration("duration", 10*time.Second, "")
-	count := fs.Uint64("count", 0, "")
-	flows := fs.Int("flows", 1, "")
-	vlan := fs.Int("vlan", 0, "")
+	fs.StringVar(&c.Size, "size", "64", "")
+	fs.StringVar(&c.Rate, "rate", "100%", "")
+	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "")
+	fs.Uint64Var(&c.Count, "count", 0, "")
+	fs.IntVar(&c.Flows, "flows", 1, "")
+	fs.IntVar(&c.VLAN, "vlan", 0, "")
 	stream := fs.Uint("stream", 1, "")
-	link := fs.Int("link-mbps", 0, "")
-	force := fs.Bool("force", false, "")
+	fs.IntVar(&c.LinkMbps, "link-mbps", 0, "")
+	fs.BoolVar(&c.Force, "force", false, "")
 	asJSON := fs.Bool("json", false, "")
 	srcIP := fs.String("src-ip", frames.DefaultSrcIP.String(), "")
 	dstIP := fs.String("dst-ip", frames.DefaultDstIP.String(), "")
@@ -150,119 +124,47 @@ func runGenCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
+	var err1, err2 error
+	c.SrcIP, err1 = netip.ParseAddr(*srcIP)
+	c.DstIP, err2 = netip.ParseAddr(*dstIP)
+	switch {
+	case len(pos) != 1:
 		return usageError("give one interface")
-	}
-	sip, err1 := netip.ParseAddr(*srcIP)
-	dip, err2 := netip.ParseAddr(*dstIP)
-	if err1 != nil || err2 != nil || !sip.Is4() || !dip.Is4() {
+	case err1 != nil || err2 != nil || !c.SrcIP.Is4() || !c.DstIP.Is4():
 		return usageError("--src-ip %s, --dst-ip %s: want IPv4 addresses", *srcIP, *dstIP)
-	}
-	if *dst == "" {
+	case *dst == "":
 		return usageError("--dst MAC is required")
-	}
-	if *duration <= 0 {
-		return usageError("--duration %v: want a positive duration; every run is bounded", *duration)
-	}
-	if flagGiven(fs, "count") && *count == 0 {
+	case c.Duration <= 0:
+		return usageError("--duration %v: want a positive duration; every run is bounded", c.Duration)
+	case flagGiven(fs, "count") && c.Count == 0:
 		return usageError("--count 0: want at least one frame")
-	}
-	if *stream > 65535 {
+	case *stream > 65535:
 		return usageError("--stream %d: want 0..65535", *stream)
 	}
-	dmac, err := parseMAC("--dst", *dst)
-	if err != nil {
+	c.Iface, c.Stream = pos[0], uint16(*stream)
+	if c.Dst, err = engine.ParseMAC("--dst", *dst); err != nil {
 		return err
 	}
-	p, err := engine.LookupPort("/", pos[0], *link)
-	if err != nil {
-		return err
-	}
-	smac := p.MAC
 	if *src != "" {
-		if smac, err = parseMAC("--src", *src); err != nil {
+		if c.Src, err = engine.ParseMAC("--src", *src); err != nil {
 			return err
 		}
 	}
-	sizes, err := frames.ParseSizes(*size)
-	if err != nil {
-		return usageError("%v", err)
-	}
-	if *vlan != 0 && strings.EqualFold(*size, "imix") {
-		for i := range sizes {
-			sizes[i] += 4
-		}
-	}
-	if err := p.CheckSizes(sizes, *vlan != 0); err != nil {
-		return err
-	}
-	b, err := frames.NewBuilder(frames.Spec{Src: smac, Dst: dmac, SrcIP: sip, DstIP: dip, Sizes: sizes, Flows: *flows, VLAN: *vlan, Stream: uint16(*stream)})
-	if err != nil {
-		return usageError("%v", err)
-	}
-	r, err := frames.ParseRate(*rate)
-	if err != nil {
-		return usageError("%v", err)
-	}
-	fps, err := r.FPS(p.LinkMbps, b.AvgSize())
-	if err != nil {
-		return usageError("%v", err)
-	}
-	if err := engine.RefuseManagement(p.Name, *force); err != nil {
-		return err
-	}
-	tx, err := rawsock.OpenTX(p.Name, b.MaxFrameLen(), true)
-	if err != nil {
-		return err
-	}
-	defer tx.Close()
-	target := fps
-	if r.Percent >= 100 {
-		target = 0 // line rate: as fast as the port takes them; the driver paces
-	}
-	o := rawsock.GenOptions{FPS: target, Count: *count, Duration: *duration, EndMarkers: true,
-		Progress: func(sent uint64, el time.Duration) {
-			fmt.Fprintf(stderr, "gen %s: %6.1fs  %d frames  %.0f fps\n", p.Name, el.Seconds(), sent, float64(sent)/el.Seconds())
-		}}
 	if flagGiven(fs, "count") && !flagGiven(fs, "duration") {
-		o.Duration = 0
-		if fps > 0 {
-			// Bounded anyway: twice the time the count takes at the rate, and 10 s.
-			o.Duration = time.Duration(float64(*count)/fps*2e9) + 10*time.Second
-		}
+		c.Duration = 0 // bounded by the count at the rate
 	}
-	st, err := rawsock.Gen(ctx, tx, b, o)
+	c.Progress = func(sent uint64, el time.Duration) {
+		fmt.Fprintf(stderr, "gen %s: %6.1fs  %d frames  %.0f fps\n", c.Iface, el.Seconds(), sent, float64(sent)/el.Seconds())
+	}
+	res, err := engine.Gen(ctx, c)
 	if err != nil {
-		return fmt.Errorf("%s: %w", p.Name, err)
+		return err
 	}
-	secs := st.Elapsed.Seconds()
-	res := struct {
-		Interface string  `json:"interface"`
-		Dst       string  `json:"dst"`
-		Stream    uint    `json:"stream"`
-		Sizes     []int   `json:"sizes"`
-		TargetFPS float64 `json:"target_fps"`
-		LinkMbps  int     `json:"link_mbps"`
-		Sent      uint64  `json:"sent"`
-		Seconds   float64 `json:"seconds"`
-		PPS       float64 `json:"pps"`
-		L2Mbps    float64 `json:"l2_mbps"`
-		WireMbps  float64 `json:"wire_mbps"`
-	}{p.Name, dmac.String(), *stream, sizes, fps, p.LinkMbps, st.Sent, secs, float64(st.Sent) / secs,
-		mbps(st.Bytes, st.Sent, secs, false), mbps(st.Bytes, st.Sent, secs, true)}
 	if *asJSON {
 		return writeJSON(stdout, res)
 	}
-	fmt.Fprintf(stdout, "gen %s -> %s stream %d, %v bytes: sent %d frames in %.2f s: %.0f fps, %.2f Mbit/s L2, %.2f Mbit/s wire (%.1f%% of %d Mbit/s)\n",
-		p.Name, dmac, *stream, sizeText(sizes), st.Sent, secs, res.PPS, res.L2Mbps, res.WireMbps, res.WireMbps/float64(p.LinkMbps)*100, p.LinkMbps)
-	return nil
-}
-
-func sizeText(s []int) string {
-	if len(s) == len(frames.IMIX) {
-		return "imix"
-	}
-	return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(s)), ","), "[]")
+	_, err = io.WriteString(stdout, res.Text())
+	return err
 }
 
 // oneBoundedIface parses the flags of a command that takes one interface and runs for a
@@ -283,50 +185,31 @@ func oneBoundedIface(fs *flag.FlagSet, args []string, duration *time.Duration) (
 
 func runSinkCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sink", flag.ContinueOnError)
-	duration := fs.Duration("duration", 60*time.Second, "")
-	count := fs.Uint64("count", 0, "")
+	c := engine.SinkConfig{Root: "/"}
+	fs.DurationVar(&c.Duration, "duration", 60*time.Second, "")
+	fs.Uint64Var(&c.Count, "count", 0, "")
 	stream := fs.Uint("stream", 1, "")
 	asJSON := fs.Bool("json", false, "")
-	iface, err := oneBoundedIface(fs, args, duration)
+	iface, err := oneBoundedIface(fs, args, &c.Duration)
 	if err != nil {
 		return err
 	}
-	pos := []string{iface}
 	if *stream > 65535 {
 		return usageError("--stream %d: want 0..65535", *stream)
 	}
-	if _, err := net.InterfaceByName(pos[0]); err != nil {
-		_, err := engine.LookupPort("/", pos[0], 1)
-		return err
+	c.Iface, c.Stream = iface, uint16(*stream)
+	c.Progress = func(n *frames.Counter, el time.Duration) {
+		fmt.Fprintf(stderr, "sink %s: %6.1fs  %d frames  %d corrupted  %d foreign\n", iface, el.Seconds(), n.Received, n.Corrupted, n.Foreign)
 	}
-	rx, err := rawsock.OpenRX(pos[0])
+	res, err := engine.Sink(ctx, c)
 	if err != nil {
 		return err
 	}
-	defer rx.Close()
-	c := frames.NewCounter(uint16(*stream))
-	_, err = rawsock.Sink(ctx, rx, c, rawsock.SinkOptions{Duration: *duration, Count: *count,
-		Progress: func(c *frames.Counter, el time.Duration) {
-			fmt.Fprintf(stderr, "sink %s: %6.1fs  %d frames  %d corrupted  %d foreign\n", pos[0], el.Seconds(), c.Received, c.Corrupted, c.Foreign)
-		}})
-	if err != nil {
-		return fmt.Errorf("%s: %w", pos[0], err)
-	}
-	r := c.Result(0, 0)
-	r.LatencyKind = "one-way"
-	drops := rx.Drops()
 	if *asJSON {
-		return writeJSON(stdout, struct {
-			Interface string `json:"interface"`
-			frames.Result
-			SinkDrops uint64 `json:"sink_drops"`
-		}{pos[0], r, drops})
+		return writeJSON(stdout, res)
 	}
-	fmt.Fprint(stdout, r.Text("sink "+pos[0]))
-	if drops > 0 {
-		fmt.Fprintf(stdout, "  the sink's ring overflowed: %d frames dropped here, not on the path\n", drops)
-	}
-	return nil
+	_, err = io.WriteString(stdout, res.Text())
+	return err
 }
 
 func runReflectCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -361,96 +244,47 @@ func runReflectCmd(ctx context.Context, args []string, _ io.Reader, stdout, stde
 
 func runRFC2544Cmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("rfc2544", flag.ContinueOnError)
+	c := engine.RFC2544Config{Root: "/"}
+	b := &c.Bench
 	peer := fs.String("peer", "", "")
-	loop := fs.String("loop", "", "")
-	sizesFlag := fs.String("sizes", "64,128,256,512,1024,1280,1518", "")
-	trial := fs.Duration("trial", 10*time.Second, "")
-	tol := fs.Float64("loss-tolerance", 0, "")
+	fs.StringVar(&c.Loop, "loop", "", "")
+	sizes := fs.String("sizes", "64,128,256,512,1024,1280,1518", "")
+	fs.DurationVar(&b.Trial, "trial", 10*time.Second, "")
+	fs.Float64Var(&b.LossTol, "loss-tolerance", 0, "")
 	tests := fs.String("tests", strings.Join(rfc2544.AllTests, ","), "")
-	res := fs.Float64("resolution", 1, "")
-	link := fs.Int("link-mbps", 0, "")
-	force := fs.Bool("force", false, "")
+	fs.Float64Var(&b.Res, "resolution", 1, "")
+	fs.IntVar(&b.LinkMbps, "link-mbps", 0, "")
+	fs.BoolVar(&c.Force, "force", false, "")
 	asJSON := fs.Bool("json", false, "")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
+	switch {
+	case len(pos) != 1:
 		return usageError("give one interface")
-	}
-	if (*peer == "") == (*loop == "") {
+	case (*peer == "") == (c.Loop == ""):
 		return usageError("give --peer MAC (a reflector) or --loop IFACE2 (a second port cabled back)")
+	case b.Trial <= 0:
+		return usageError("--trial %v: want a positive duration", b.Trial)
 	}
-	if *trial <= 0 {
-		return usageError("--trial %v: want a positive duration", *trial)
-	}
-	sizes, err := frames.ParseSizes(*sizesFlag)
-	if err != nil {
+	c.Iface, b.Tests = pos[0], strings.Split(*tests, ",")
+	if b.Sizes, err = frames.ParseSizes(*sizes); err != nil {
 		return usageError("%v", err)
 	}
-	for _, s := range sizes {
-		if s < frames.MinSize || s > frames.MaxSize {
-			return usageError("frame size %d: want %d..%d", s, frames.MinSize, frames.MaxSize)
-		}
-	}
-	cfg := rfc2544.Config{Sizes: sizes, Trial: *trial, LossTol: *tol, Res: *res, Tests: strings.Split(*tests, ","), LinkMbps: 1,
-		Progress: func(s string) { fmt.Fprintf(stderr, "rfc2544 %s: %s\n", pos[0], s) }}
-	if err := cfg.Check(); err != nil {
-		return usageError("%v", err)
-	}
-	p, err := engine.LookupPort("/", pos[0], *link)
-	if err != nil {
-		return err
-	}
-	cfg.LinkMbps = p.LinkMbps
-	if err := p.CheckSizes(sizes, false); err != nil {
-		return err
-	}
-	if err := engine.RefuseManagement(p.Name, *force); err != nil {
-		return err
-	}
-	maxLen := 0
-	for _, s := range sizes {
-		maxLen = max(maxLen, s-frames.FCS)
-	}
-	e := &engine.Trialer{Src: p.MAC, Settle: 500 * time.Millisecond}
-	rxName := p.Name
 	if *peer != "" {
-		if e.Dst, err = parseMAC("--peer", *peer); err != nil {
+		if c.Peer, err = engine.ParseMAC("--peer", *peer); err != nil {
 			return err
 		}
-		e.Kind = "round-trip"
-	} else {
-		q, err := engine.LookupPort("/", *loop, p.LinkMbps)
-		if err != nil {
-			return err
-		}
-		e.Dst, e.Kind, rxName = q.MAC, "one-way", q.Name
 	}
-	if e.TX, err = rawsock.OpenTX(p.Name, maxLen, true); err != nil {
-		return err
-	}
-	defer e.TX.Close()
-	if e.RX, err = rawsock.OpenRX(rxName); err != nil {
-		return err
-	}
-	defer e.RX.Close()
-	rs, err := rfc2544.Run(ctx, e, cfg)
+	b.Progress = func(s string) { fmt.Fprintf(stderr, "rfc2544 %s: %s\n", c.Iface, s) }
+	res, err := engine.RFC2544(ctx, c)
 	if err != nil {
-		return fmt.Errorf("%s: %w", p.Name, err)
+		return err
 	}
 	if *asJSON {
-		return writeJSON(stdout, struct {
-			Interface string               `json:"interface"`
-			Peer      string               `json:"peer,omitempty"`
-			Loop      string               `json:"loop,omitempty"`
-			LinkMbps  int                  `json:"link_mbps"`
-			Trial     float64              `json:"trial_seconds"`
-			LossTol   float64              `json:"loss_tolerance_pct"`
-			Results   []rfc2544.SizeResult `json:"results"`
-		}{p.Name, *peer, *loop, p.LinkMbps, trial.Seconds(), *tol, rs})
+		return writeJSON(stdout, res)
 	}
-	fmt.Fprintf(stdout, "RFC 2544 on %s (%d Mbit/s), %s, trials of %v, loss tolerance %g%%\n", p.Name, p.LinkMbps, map[bool]string{true: "through the reflector " + *peer, false: "looped to " + *loop}[*peer != ""], *trial, *tol)
-	fmt.Fprint(stdout, rfc2544.Table(rs))
-	return nil
+	_, err = io.WriteString(stdout, res.Text())
+	return err
 }

@@ -9,16 +9,23 @@ import (
 	"strings"
 
 	"github.com/zynqnet/linerate/internal/badinput"
+	"github.com/zynqnet/linerate/internal/cli"
 )
 
-// errUsage marks a usage error: the subcommand's usage is printed and linerate exits 2
-// (it is bad input, as every error that internal/badinput marks).
-var errUsage error = &badinput.Error{Msg: "usage"}
+// errUsage marks a usage error: the subcommand's usage is printed and linerate exits 2.
+var errUsage = cli.ErrUsage
 
 // usageError wraps errUsage with what was wrong.
-func usageError(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, a...))
-}
+func usageError(format string, a ...any) error { return cli.Usagef(format, a...) }
+
+// parseFlags parses flags that may stand before, between or after positional arguments.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) { return cli.Parse(fs, args) }
+
+// flagGiven reports whether the flag was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool { return cli.Given(fs, name) }
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error { return cli.WriteJSON(w, v) }
 
 // exitError carries an explicit exit code (doctor's 1 for a failing finding, say).
 type exitError struct {
@@ -118,28 +125,4 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	printTopUsage(stderr)
 	return usageError("unknown command %q", args[0])
-}
-
-// parseFlags parses flags that may stand before, between or after positional arguments
-// (linerate show eth0 --json), as users type them; "--" ends flags.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	fs.SetOutput(io.Discard)
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, usageError("%v", err)
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
 }

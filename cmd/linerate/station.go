@@ -4,20 +4,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"log"
-	"net"
-	"net/http"
-	"os"
-	"strconv"
-	"sync"
-	"time"
 
-	"github.com/zynqnet/linerate/netperf/engine"
-	"github.com/zynqnet/linerate/netperf/iperf3"
 	"github.com/zynqnet/linerate/station"
 )
 
@@ -67,90 +57,8 @@ func stationCommand() command {
 			if *duration < 0 {
 				return usageError("--duration %v: want a positive duration, or none", *duration)
 			}
-			return runStation(ctx, stderr, *listen, *data, *ip3, *reflect, *duration)
+			return station.Run(ctx, station.Config{Listen: *listen, Data: *data, Iperf3: *ip3, Reflect: *reflect, Duration: *duration,
+				Version: version, Log: log.New(stderr, "station: ", log.LstdFlags)})
 		},
 	}
-}
-
-func runStation(ctx context.Context, stderr io.Writer, listen, data, ip3, reflect string, duration time.Duration) error {
-	logger := log.New(stderr, "station: ", log.LstdFlags)
-	if duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, duration)
-		defer cancel()
-	}
-	if err := os.MkdirAll(data, 0o755); err != nil {
-		return err
-	}
-	store, err := station.Open(data)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	srv, err := station.NewServer(store, logger)
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		return fmt.Errorf("--listen %s: %w", listen, err)
-	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	errs := make(chan error, 3)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errs <- fmt.Errorf("http: %w", err)
-		}
-	}()
-	logger.Printf("reports on http://%s/ (store %s)", ln.Addr(), data)
-	if ip3 != "off" && ip3 != "" {
-		host, port, err := net.SplitHostPort(ip3)
-		p, perr := strconv.Atoi(port)
-		if err != nil || perr != nil {
-			return usageError("--iperf3 %q: want ADDR:PORT, :5201, or off", ip3)
-		}
-		s := &iperf3.Server{Addr: host, Port: p, Version: version, Log: logger}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := s.ListenAndServe(ctx); err != nil && ctx.Err() == nil {
-				errs <- fmt.Errorf("iperf3 server: %w", err)
-			}
-		}()
-		logger.Printf("iperf3 server on %s", ip3)
-	}
-	if reflect != "" {
-		p, err := engine.OpenReflector("/", reflect)
-		if err != nil {
-			return err
-		}
-		defer p.Close()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			st, err := p.Run(ctx, 0, nil)
-			if err != nil && ctx.Err() == nil {
-				errs <- fmt.Errorf("reflector: %w", err)
-			}
-			logger.Printf("reflector on %s: %d frames reflected", p.Name, st.Reflected)
-		}()
-		logger.Printf("reflector on %s (%s)", p.Name, p.MAC)
-	}
-	var runErr error
-	select {
-	case <-ctx.Done():
-	case runErr = <-errs:
-	}
-	cancel()
-	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-	hs.Shutdown(sctx)
-	scancel()
-	wg.Wait()
-	logger.Printf("stopped")
-	return runErr
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -131,41 +130,21 @@ func (c *tuneConfig) run(ctx context.Context, stdout io.Writer) error {
 		return err
 	}
 	store := tune.StoreAt(c.stateDir)
-	var applyErr error
+	res := &tune.Result{Plan: plan, DryRun: c.dryRun}
 	if !c.dryRun {
-		applyErr = tune.Apply(ctx, sys, store, plan)
+		res.Err = tune.Apply(ctx, sys, store, plan)
+		if res.Err == nil && len(plan.Changes) > 0 {
+			res.Journal = store.Path(c.iface)
+		}
 	}
 	if c.json {
-		out := struct {
-			*tune.Plan
-			DryRun  bool   `json:"dry_run"`
-			Applied bool   `json:"applied"`
-			Error   string `json:"error,omitempty"`
-			Journal string `json:"journal,omitempty"`
-		}{Plan: plan, DryRun: c.dryRun, Applied: !c.dryRun && applyErr == nil && len(plan.Changes) > 0}
-		if applyErr != nil {
-			out.Error = applyErr.Error()
-		}
-		if out.Applied {
-			out.Journal = store.Path(c.iface)
-		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := writeJSON(stdout, res); err != nil {
 			return err
 		}
 	} else {
-		plan.WriteText(stdout)
-		switch {
-		case c.dryRun:
-			fmt.Fprintln(stdout, "dry run: nothing changed")
-		case applyErr == nil && len(plan.Changes) == 0:
-			fmt.Fprintln(stdout, "nothing to change: the interface already matches the profile")
-		case applyErr == nil:
-			fmt.Fprintf(stdout, "applied %d changes; journal %s ('linerate revert %s' undoes them)\n", len(plan.Changes), store.Path(c.iface), c.iface)
-		}
+		res.WriteText(stdout)
 	}
-	return applyErr
+	return res.Err
 }
 
 func revertCommand() command {
@@ -217,20 +196,7 @@ func profileCommand() command {
 			}
 			switch {
 			case len(pos) == 1 && pos[0] == "list":
-				for _, n := range tune.BuiltinNames() {
-					p, err := tune.Builtin(n)
-					if err != nil {
-						return err
-					}
-					d := p.Description
-					for _, sep := range []string{": ", ". ", " ("} {
-						if i := strings.Index(d, sep); i > 0 {
-							d = d[:i]
-						}
-					}
-					fmt.Fprintf(stdout, "%-18s %s\n", n, d)
-				}
-				return nil
+				return tune.WriteProfileList(stdout)
 			case len(pos) == 2 && pos[0] == "show":
 				y, err := tune.BuiltinYAML(pos[1])
 				if err != nil {
