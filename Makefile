@@ -88,19 +88,17 @@ demo: deps build
 unit:
 	CGO_ENABLED=1 go test -race -count=1 -short ./...
 
+# Every fuzz target of every package (go test -list finds them), each for FUZZTIME; a
+# crasher is minimised for at most FUZZMINTIME, so the time goes to fuzzing.
 FUZZTIME ?= 30s
+FUZZMINTIME ?= 5s
 fuzz:
-	@for f in FuzzParseNetlink FuzzParseInterrupts FuzzCPUList FuzzParseCaptured; do \
-		go test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./nic/ || exit 1; done
-	go test -run '^$$' -fuzz '^FuzzExtract$$' -fuzztime $(FUZZTIME) ./snapshot/
-	go test -run '^$$' -fuzz '^FuzzParseProfile$$' -fuzztime $(FUZZTIME) ./tune/
-	go test -run '^$$' -fuzz '^FuzzControlMessages$$' -fuzztime $(FUZZTIME) ./netperf/iperf3/
-	go test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./dts/
-	go test -run '^$$' -fuzz '^FuzzMerge$$' -fuzztime $(FUZZTIME) ./dts/
-	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./netperf/frames/
-	go test -run '^$$' -fuzz '^FuzzParsePlan$$' -fuzztime $(FUZZTIME) ./validate/
-	go test -run '^$$' -fuzz '^FuzzDecodeReport$$' -fuzztime $(FUZZTIME) ./station/
-	go test -run '^$$' -fuzz '^FuzzReadResponse$$' -fuzztime $(FUZZTIME) ./internal/httpc/
+	@for pkg in $$(go list ./...); do \
+		for f in $$(go test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "fuzz $$pkg $$f"; \
+			go test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME) $$pkg || exit 1; \
+		done; \
+	done
 
 bench: bench-show bench-iperf3 bench-gen
 

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -130,7 +131,18 @@ func (e *Error) Unwrap() error { return e.Err }
 func (e *Error) BadInput() bool { return true }
 
 // Extract unpacks an archive into dir (which should be empty) and returns its manifest.
+//
+// Every file, directory and link is created through an os.Root opened on dir, so nothing
+// can be created outside dir by construction: a path through a link that leads out of
+// dir (however the links are chained) is refused by the kernel-checked resolution of
+// os.Root, not by reading the link targets as text. The textual checks below stay, for
+// the clear error they give on the plain cases.
 func Extract(r io.Reader, dir string) (*Manifest, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
 	gz, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("not a gzip'd snapshot: %w", err)
@@ -176,11 +188,11 @@ func Extract(r io.Reader, dir string) (*Manifest, error) {
 		if !contains(m.Samples, sample) {
 			return nil, fmt.Errorf("entry %q is outside the samples the manifest lists", hdr.Name)
 		}
-		dst := filepath.Join(dir, filepath.FromSlash(name))
+		dst := filepath.FromSlash(name)
 		switch hdr.Typeflag {
 		case tar.TypeDir:
-			if err := os.MkdirAll(dst, 0o755); err != nil {
-				return nil, err
+			if err := root.MkdirAll(dst, 0o755); err != nil {
+				return nil, fmt.Errorf("entry %q: %w", hdr.Name, err)
 			}
 		case tar.TypeReg:
 			if hdr.Size < 0 || hdr.Size > MaxFileBytes {
@@ -189,12 +201,12 @@ func Extract(r io.Reader, dir string) (*Manifest, error) {
 			if total += hdr.Size; total > MaxTotal {
 				return nil, fmt.Errorf("more than %d bytes in all", MaxTotal)
 			}
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return nil, err
+			if err := root.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return nil, fmt.Errorf("entry %q: %w", hdr.Name, err)
 			}
-			f, err := os.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+			f, err := root.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("entry %q: %w", hdr.Name, err)
 			}
 			_, err = io.Copy(f, io.LimitReader(tr, hdr.Size))
 			if cerr := f.Close(); err == nil {
@@ -209,11 +221,15 @@ func Extract(r io.Reader, dir string) (*Manifest, error) {
 			if t == "" || path.IsAbs(t) || !filepath.IsLocal(target) || !strings.HasPrefix(target+"/", sample+"/") {
 				return nil, fmt.Errorf("entry %q: link to %q leads outside its sample", hdr.Name, t)
 			}
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return nil, err
-			}
-			if err := os.Symlink(t, dst); err != nil {
+			if err := root.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 				return nil, fmt.Errorf("entry %q: %w", hdr.Name, err)
+			}
+			if err := root.Symlink(t, dst); err != nil {
+				return nil, fmt.Errorf("entry %q: %w", hdr.Name, err)
+			}
+			// Resolved on disk (through the links before it), the link must stay in dir.
+			if _, err := root.Stat(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("entry %q: link to %q leads outside its sample on disk: %w", hdr.Name, t, err)
 			}
 		default:
 			return nil, fmt.Errorf("entry %q: type %q is not a file, directory or symlink", hdr.Name, hdr.Typeflag)
@@ -223,7 +239,7 @@ func Extract(r io.Reader, dir string) (*Manifest, error) {
 		return nil, errors.New("no manifest.json: not a linerate snapshot")
 	}
 	for _, s := range m.Samples {
-		if _, err := os.Stat(filepath.Join(dir, s, nic.CapturedFile)); err != nil {
+		if _, err := root.Stat(filepath.Join(s, nic.CapturedFile)); err != nil {
 			return nil, fmt.Errorf("%s has no %s: the archive is incomplete", s, nic.CapturedFile)
 		}
 	}

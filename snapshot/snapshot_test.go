@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -135,17 +137,104 @@ func FuzzExtract(f *testing.F) {
 	f.Add(build(f, goodManifest, tar.Header{Name: "sample0/l", Linkname: "../x", Typeflag: tar.TypeSymlink}))
 	f.Add([]byte{0x1f, 0x8b})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		dir := t.TempDir()
-		m, err := Extract(bytes.NewReader(b), dir)
-		if err != nil {
-			return
+		extractConfined(t, b)
+	})
+}
+
+// extractConfined extracts b into a directory beside an empty "outside" one and checks
+// the property that holds for any input: nothing exists outside the directory after it,
+// accepted or not; what was accepted reads back without a panic.
+func extractConfined(t *testing.T, b []byte) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "extract")
+	os.Mkdir(dir, 0o755)
+	os.Mkdir(filepath.Join(parent, "outside"), 0o755)
+	m, err := Extract(bytes.NewReader(b), dir)
+	if left := outsideOf(t, parent, dir); len(left) > 0 {
+		t.Fatalf("extraction wrote outside its directory: %v (err %v)", left, err)
+	}
+	if err != nil {
+		return
+	}
+	for _, s := range m.Samples {
+		root := filepath.Join(dir, s)
+		if k, err := nic.OpenCaptured(root); err == nil {
+			(&nic.Reader{Root: root, Kernel: k}).Sample()
 		}
-		// Whatever was accepted must be readable without escaping dir.
-		for _, s := range m.Samples {
-			root := filepath.Join(dir, s)
-			if k, err := nic.OpenCaptured(root); err == nil {
-				(&nic.Reader{Root: root, Kernel: k}).Sample()
+	}
+}
+
+// FuzzExtractEntries fuzzes the archive's entries rather than its gzip bytes, so the
+// fuzzer reaches chains of links, directories and files: each line of script is an entry,
+// "d NAME", "f NAME" or "l NAME TARGET".
+func FuzzExtractEntries(f *testing.F) {
+	f.Add("d sample0/\nl sample0/s .\nl sample0/s/s/q ../../outside\nf sample0/q/pwned")
+	f.Add("l sample0/a b\nl sample0/b ../sample0/a\nf sample0/a/x")
+	f.Add("d sample0/a/b/c\nl sample0/p a/b/c\nl sample0/p/q ../../../..\nf sample0/p/q/x")
+	f.Add("l sample1/x ../sample0\nl sample0/y ../../outside\nd sample0/y/z/")
+	f.Fuzz(func(t *testing.T, script string) {
+		var hs []tar.Header
+		for _, line := range strings.Split(script, "\n") {
+			fs := strings.Fields(line)
+			switch {
+			case len(fs) == 2 && fs[0] == "d":
+				hs = append(hs, tar.Header{Name: fs[1], Typeflag: tar.TypeDir, Mode: 0o755})
+			case len(fs) == 2 && fs[0] == "f":
+				hs = append(hs, tar.Header{Name: fs[1], Size: 1, Typeflag: tar.TypeReg, Mode: 0o644})
+			case len(fs) == 3 && fs[0] == "l":
+				hs = append(hs, tar.Header{Name: fs[1], Linkname: fs[2], Typeflag: tar.TypeSymlink})
 			}
 		}
+		if len(hs) > 64 {
+			return
+		}
+		extractConfined(t, build(t, goodManifest, hs...))
 	})
+}
+
+// TestExtractSymlinkChain: links whose targets each read as inside the sample, chained
+// so that on disk one leads out of the extraction directory; a later entry written
+// through it would land outside. Extraction refuses, and nothing exists outside.
+func TestExtractSymlinkChain(t *testing.T) {
+	parent := t.TempDir()
+	outside := filepath.Join(parent, "outside")
+	if err := os.Mkdir(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "extract")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := build(t, goodManifest,
+		tar.Header{Name: "sample0/", Typeflag: tar.TypeDir, Mode: 0o755},
+		tar.Header{Name: "sample0/s", Linkname: ".", Typeflag: tar.TypeSymlink},
+		// Read as text: sample0/s/s/../../outside = sample0/outside. On disk the link
+		// lands at sample0/q, and ../../outside from there is parent/outside.
+		tar.Header{Name: "sample0/s/s/q", Linkname: "../../outside", Typeflag: tar.TypeSymlink},
+		tar.Header{Name: "sample0/q/pwned", Size: 1, Typeflag: tar.TypeReg, Mode: 0o644},
+		tar.Header{Name: "sample0/q/sub/", Typeflag: tar.TypeDir, Mode: 0o755},
+	)
+	if _, err := Extract(bytes.NewReader(data), dir); err == nil {
+		t.Fatal("the archive was accepted")
+	}
+	if left := outsideOf(t, parent, dir); len(left) > 0 {
+		t.Fatalf("extraction wrote outside its directory: %v", left)
+	}
+}
+
+// outsideOf lists what exists under parent but outside dir, beyond the empty folder
+// "outside" the tests make there.
+func outsideOf(t testing.TB, parent, dir string) []string {
+	var left []string
+	filepath.WalkDir(parent, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == parent || p == filepath.Join(parent, "outside") {
+			return nil
+		}
+		if p == dir {
+			return filepath.SkipDir
+		}
+		left = append(left, p)
+		return nil
+	})
+	return left
 }
