@@ -284,7 +284,11 @@ func contains(l []string, s string) bool {
 func Open(p string) (dir string, m *Manifest, cleanup func(), err error) {
 	f, err := os.Open(p)
 	if err != nil {
-		return "", nil, nil, err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = fmt.Errorf("%w (give an archive that 'linerate snapshot -o FILE' wrote)", pe.Err)
+		}
+		return "", nil, nil, &Error{Archive: p, Err: err}
 	}
 	defer f.Close()
 	dir, err = os.MkdirTemp("", "linerate-snapshot-")

@@ -227,12 +227,8 @@ func TestDoctorBadSnapshotFiles(t *testing.T) {
 			t.Errorf("%s: exit %d, %q", name, code, errOut)
 		}
 	}
-	if _, errOut, code := runCLI(t, "doctor", "--from", filepath.Join(dir, "missing.tar.gz")); code == 0 || !strings.Contains(errOut, "missing.tar.gz") {
-		t.Errorf("missing file: exit %d, %q", code, errOut)
-	}
+	wantBadInput(t, []string{"doctor", "--from", filepath.Join(dir, "missing.tar.gz")}, "missing.tar.gz")
 	for _, args := range [][]string{{"doctor", "--profile", "fastest"}, {"doctor", "--from", "a", "--root", "b"}, {"snapshot"}, {"doctor", "--board", "zc999", "--root", "x"}} {
-		if _, errOut, code := runCLI(t, args...); code != 2 || !strings.Contains(errOut, "Usage: linerate") {
-			t.Errorf("%v: exit %d, %q", args, code, errOut)
-		}
+		wantBadInput(t, args, "")
 	}
 }

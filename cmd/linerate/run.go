@@ -110,19 +110,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			continue
 		}
 		err := c.run(ctx, args[1:], stdin, stdout, stderr)
-		if errors.Is(err, flag.ErrHelp) {
+		switch {
+		case errors.Is(err, flag.ErrHelp):
 			fmt.Fprint(stdout, c.usage)
 			return nil
-		}
-		if errors.Is(err, errUsage) {
-			fmt.Fprintf(stderr, "linerate %s: %s\n\n%s", c.name, strings.TrimPrefix(err.Error(), errUsage.Error()+": "), c.usage)
-			return err
-		}
-		if err != nil {
+		case err == nil:
+		case badinput.Is(err):
+			// One line naming the input and what to do, then where the usage is.
+			msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
+			fmt.Fprintf(stderr, "linerate %s: %s\nRun 'linerate %s --help' for its usage.\n", c.name, msg, c.name)
+		default:
 			fmt.Fprintf(stderr, "linerate %s: %v\n", c.name, err)
 		}
 		return err
 	}
-	printTopUsage(stderr)
+	fmt.Fprintf(stderr, "linerate: unknown command %q\nRun 'linerate --help' for the commands.\n", args[0])
 	return usageError("unknown command %q", args[0])
 }

@@ -109,13 +109,14 @@ func TestShowUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"show", "--bogus"},
 		{"show", "--ethtool-api", "carrier-pigeon"},
-		{"nosuchcommand"},
-		{},
 	} {
-		_, errOut, code := runCLI(t, args...)
-		if code != 2 || !strings.Contains(errOut, "Usage: linerate") {
-			t.Errorf("%v: exit %d, stderr %q: want exit 2 with usage", args, code, errOut)
-		}
+		wantBadInput(t, args, "")
+	}
+	if _, errOut, code := runCLI(t, "nosuchcommand"); code != 2 || errOut != "linerate: unknown command \"nosuchcommand\"\nRun 'linerate --help' for the commands.\n" {
+		t.Errorf("unknown command: exit %d, %q", code, errOut)
+	}
+	if _, errOut, code := runCLI(t); code != 2 || !strings.Contains(errOut, "Usage: linerate COMMAND") {
+		t.Errorf("no command: exit %d, %q: want the commands", code, errOut)
 	}
 	out, _, code := runCLI(t, "show", "--help")
 	if code != 0 || !strings.HasPrefix(out, "Usage: linerate show") {
@@ -142,5 +143,18 @@ func TestDoctorGolden(t *testing.T) {
 			out, _, _ = runCLI(t, "doctor", "--json", "--root", root)
 			golden(t, "doctor-"+fx+".json", out)
 		})
+	}
+}
+
+// wantBadInput runs the CLI and checks what every bad input gives: exit 2, nothing on
+// stdout, one line naming the input (with want in it), then where the usage is; never
+// the whole usage.
+func wantBadInput(t *testing.T, args []string, want string) {
+	t.Helper()
+	out, errOut, code := runCLI(t, args...)
+	lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+	hint := "Run 'linerate " + args[0] + " --help' for its usage."
+	if code != 2 || out != "" || len(lines) != 2 || lines[1] != hint || !strings.HasPrefix(lines[0], "linerate "+args[0]+": ") || !strings.Contains(lines[0], want) {
+		t.Errorf("%v: exit %d, stdout %q, stderr %q: want exit 2, one line saying %q and %q", args, code, out, errOut, want, hint)
 	}
 }

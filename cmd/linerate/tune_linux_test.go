@@ -344,8 +344,6 @@ func TestTuneBadInput(t *testing.T) {
 		t.Error("a rejected profile changed a knob")
 	}
 	for _, args := range [][]string{{"tune", "eth0"}, {"tune", "--profile", "throughput"}, {"tune", "eth0", "--profile", "warp"}, {"profile", "show", "warp"}, {"profile"}} {
-		if _, errOut, code := runCLI(t, args...); code != 2 || !strings.Contains(errOut, "Usage:") {
-			t.Errorf("%v: exit %d, %q", args, code, errOut)
-		}
+		wantBadInput(t, args, "")
 	}
 }
