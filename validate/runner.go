@@ -57,6 +57,10 @@ func (r *Runner) Run(ctx context.Context) ([]StepResult, []string, map[string]fl
 		case fn == nil:
 			err = fmt.Errorf("no runner for step type %s", s.Type)
 		default:
+			if r.Console != nil {
+				// A step can take a while: the console says what runs, and for how long at most.
+				fmt.Fprintf(r.Console, "linerate validate: step %d/%d %-10s %-8s running (up to %v)\n", i+1, len(r.Plan.Steps), s.ID, s.Type, s.Timeout.D())
+			}
 			o, err = runOne(budget, fn, s, grace)
 		}
 		res.Seconds = time.Since(start).Seconds()

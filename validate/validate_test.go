@@ -185,6 +185,9 @@ func TestRunner(t *testing.T) {
 			t.Errorf("step %s: reason %q, want %q", res[i].ID, res[i].Reason, want)
 		}
 	}
+	if !strings.Contains(console.String(), "step 2/6 bad        doctor   running (up to ") {
+		t.Errorf("no line while the step runs:\n%s", console.String())
+	}
 	if !strings.Contains(console.String(), "step 2/6 bad        doctor   FAIL  1 failing: LINK_HALF_DUPLEX") {
 		t.Errorf("console:\n%s", console.String())
 	}

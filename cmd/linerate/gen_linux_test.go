@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -299,5 +300,89 @@ func TestEngineBadInput(t *testing.T) {
 	}
 	if o := cliIn(a, "gen", "a0", "--dst", dst, "--count", "10", "--force", "--rate", "1000pps"); o.code != 0 || !strings.Contains(o.stdout, "sent 10 frames") {
 		t.Errorf("--force: %d %s %s", o.code, o.stdout, o.stderr)
+	}
+}
+
+// TestGenStopsAtAnyRate: however slow the rate, gen ends at its duration and within
+// 100 ms of SIGINT (a frame every 20 s must not hold the process for 20 s).
+func TestGenStopsAtAnyRate(t *testing.T) {
+	nstest.Require(t)
+	a, b := nstest.New(t), nstest.New(t)
+	a.Veth(t, "a0", "b0", b, 1)
+	dst := macOf(t, b, "b0")
+	start := time.Now()
+	o := cliIn(a, "gen", "a0", "--dst", dst, "--rate", "0.05pps", "--duration", "2s", "--json")
+	g := decode[struct{ Sent uint64 }](t, "slow gen", o)
+	if took := time.Since(start); took > 3*time.Second || g.Sent != 1 {
+		t.Errorf("--rate 0.05pps --duration 2s: ran %v, sent %d; want about 2s and 1 frame", took, g.Sent)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		cmd, _, errOut := linerateIn(t, a, "gen", "a0", "--dst", dst, "--rate", "0.05pps", "--duration", "60s")
+		time.Sleep(700 * time.Millisecond)
+		sent := time.Now()
+		cmd.Process.Signal(sig)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			took := time.Since(sent)
+			t.Logf("%v: gen ended %v after the signal", sig, took)
+			if err != nil || took > 100*time.Millisecond {
+				t.Errorf("%v: gen ended %v after the signal (want within 100 ms), %v: %s", sig, took, err, errOut)
+			}
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("%v: gen still running 10 s after the signal", sig)
+		}
+	}
+}
+
+// TestManagementGuard: the default route is found however it reaches the port: in a
+// policy-routing table, as one next hop of a multipath route, through the bridge the
+// port is enslaved to, or through a VLAN or macvlan device on top of the port.
+func TestManagementGuard(t *testing.T) {
+	nstest.Require(t)
+	for _, tc := range []struct {
+		name  string
+		setup [][]string
+		want  string
+	}{
+		{"main table", [][]string{{"ip", "route", "add", "default", "via", "198.18.30.2", "dev", "a0"}}, "a0 carries the default route (the"},
+		{"policy table", [][]string{{"ip", "route", "add", "default", "via", "198.18.30.2", "dev", "a0", "table", "100"}}, "in routing table 100"},
+		{"multipath", [][]string{{"ip", "route", "add", "default", "nexthop", "via", "198.18.31.2", "dev", "c0", "nexthop", "via", "198.18.30.2", "dev", "a0"}}, "a0 carries the default route"},
+		{"bridge master", [][]string{{"ip", "link", "add", "br9", "type", "bridge"}, {"ip", "link", "set", "a0", "master", "br9"}, {"ip", "link", "set", "br9", "up"},
+			{"ip", "addr", "add", "198.18.32.1/24", "dev", "br9"}, {"ip", "route", "add", "default", "via", "198.18.32.2", "dev", "br9"}}, "through its bridge br9"},
+		{"vlan on the port", [][]string{{"ip", "link", "add", "link", "a0", "name", "a0.10", "type", "vlan", "id", "10"}, {"ip", "link", "set", "a0.10", "up"},
+			{"ip", "addr", "add", "198.18.33.1/24", "dev", "a0.10"}, {"ip", "route", "add", "default", "via", "198.18.33.2", "dev", "a0.10"}}, "through its vlan a0.10"},
+		{"macvlan on the port", [][]string{{"ip", "link", "add", "link", "a0", "name", "mv0", "type", "macvlan", "mode", "bridge"}, {"ip", "link", "set", "mv0", "up"},
+			{"ip", "addr", "add", "198.18.34.1/24", "dev", "mv0"}, {"ip", "route", "add", "default", "via", "198.18.34.2", "dev", "mv0"}}, "through its macvlan mv0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := nstest.New(t), nstest.New(t)
+			a.Veth(t, "a0", "b0", b, 1)
+			a.Veth(t, "c0", "d0", b, 1)
+			dst := macOf(t, b, "b0")
+			a.Exec(t, "ip", "addr", "add", "198.18.30.1/24", "dev", "a0")
+			a.Exec(t, "ip", "addr", "add", "198.18.31.1/24", "dev", "c0")
+			if o := cliIn(a, "gen", "a0", "--dst", dst, "--count", "1", "--rate", "1000pps"); o.code != 0 {
+				t.Fatalf("before any default route: %d %s", o.code, o.stderr)
+			}
+			for _, c := range tc.setup {
+				if _, err := a.Try(c[0], c[1:]...); err != nil {
+					if strings.Contains(err.Error(), "Unknown device type") {
+						t.Skipf("this kernel has no such device (no module can be loaded here): %v", err)
+					}
+					t.Fatal(err)
+				}
+			}
+			o := cliIn(a, "gen", "a0", "--dst", dst, "--count", "1", "--rate", "1000pps")
+			if o.code != 2 || !strings.Contains(o.stderr, tc.want) {
+				t.Errorf("exit %d, want 2 and %q in: %s", o.code, tc.want, o.stderr)
+			}
+			if o := cliIn(a, "rfc2544", "a0", "--peer", dst, "--trial", "100ms", "--tests", "throughput"); o.code != 2 || !strings.Contains(o.stderr, "default route") {
+				t.Errorf("rfc2544: exit %d: %s", o.code, o.stderr)
+			}
+		})
 	}
 }

@@ -203,6 +203,12 @@ func TestRates(t *testing.T) {
 		{"1.2Mpps", 64, 1200000},
 		{"1000pps", 1518, 1000},
 		{"84000bps", 64, 125},
+		{"100M", 64, 148809.524}, // pktgen's rate: bit/s
+		{"950Mbit/s", 1518, 77210.663},
+		{"10MBps", 1000, 10000}, // trafgen's bytes/s
+		{"64000B", 64, 1000},
+		{"1MiB", 1024, 1024},
+		{"5 kpps", 64, 5000},
 	} {
 		r, err := ParseRate(tc.in)
 		if err != nil {
@@ -213,14 +219,18 @@ func TestRates(t *testing.T) {
 			t.Errorf("%s at %v B: %v fps %v, want %v", tc.in, tc.size, fps, err, tc.fps)
 		}
 	}
-	for _, bad := range []string{"", "fast", "0%", "-5%", "950", "1e3xpps", "abcMbit"} {
+	for _, bad := range []string{"", "fast", "0%", "-5%", "950", "1e3xpps", "abcMbit", "NaN%", "nan%", "Inf%", "+Inf%",
+		"NaNpps", "infMbit", "0x10pps", "1e400Mbit", "0pps", "0.0Mbit", "1_000pps", "10Mbyte", "%"} {
 		if _, err := ParseRate(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-	for _, over := range []string{"101%", "1.1Gbit", "1.5Mpps"} {
-		r, _ := ParseRate(over)
-		if _, err := r.FPS(1000, 64); err == nil {
+	for _, over := range []string{"101%", "1.1Gbit", "1.5Mpps", "200MBps", "1.1G"} {
+		r, err := ParseRate(over)
+		if err == nil {
+			_, err = r.FPS(1000, 64)
+		}
+		if err == nil {
 			t.Errorf("%s on 1 GbE at 64 B accepted", over)
 		}
 	}

@@ -2,72 +2,83 @@ package frames
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
 
-// Rate is a requested sending rate. Exactly one field is set.
+// Rate is a requested sending rate. Exactly one field is set, positive and finite.
 type Rate struct {
 	Percent  float64 // of line rate
 	WireBits float64 // bit/s on the wire (frame, preamble and inter-frame gap, as line rate)
+	Bytes    float64 // bytes/s of frames (sizes with FCS), as trafgen's byte rates count
 	PPS      float64 // frames per second
 }
 
-// ParseRate reads "100%", "95.5%", "950Mbit" (also kbit, Gbit, bit, and "M"/"G" with
-// "bps"), "200kpps", "1.2Mpps", "1000pps".
+// rateUnits are the suffixes ParseRate takes, longest first within each family, with
+// what one of them is. Bits and bytes are told apart by case, as trafgen and pktgen do:
+// 10Mbit, 10Mbps and pktgen's bare 10M are bit/s; 10MB, 10MBps and 10MiB are bytes/s.
+var rateUnits = []struct {
+	suffix string
+	mult   float64
+	kind   byte // 'b' bits, 'B' bytes, 'p' frames
+}{
+	{"Gpps", 1e9, 'p'}, {"Mpps", 1e6, 'p'}, {"kpps", 1e3, 'p'}, {"Kpps", 1e3, 'p'}, {"pps", 1, 'p'},
+	{"Gbit/s", 1e9, 'b'}, {"Mbit/s", 1e6, 'b'}, {"kbit/s", 1e3, 'b'}, {"Kbit/s", 1e3, 'b'}, {"bit/s", 1, 'b'},
+	{"Gbit", 1e9, 'b'}, {"Mbit", 1e6, 'b'}, {"kbit", 1e3, 'b'}, {"Kbit", 1e3, 'b'}, {"bit", 1, 'b'},
+	{"Gbps", 1e9, 'b'}, {"Mbps", 1e6, 'b'}, {"kbps", 1e3, 'b'}, {"Kbps", 1e3, 'b'}, {"bps", 1, 'b'},
+	{"GiB", 1 << 30, 'B'}, {"MiB", 1 << 20, 'B'}, {"KiB", 1 << 10, 'B'},
+	{"GBps", 1e9, 'B'}, {"MBps", 1e6, 'B'}, {"kBps", 1e3, 'B'}, {"KBps", 1e3, 'B'}, {"Bps", 1, 'B'},
+	{"GB", 1e9, 'B'}, {"MB", 1e6, 'B'}, {"kB", 1e3, 'B'}, {"KB", 1e3, 'B'}, {"B", 1, 'B'},
+	{"G", 1e9, 'b'}, {"M", 1e6, 'b'}, {"k", 1e3, 'b'}, {"K", 1e3, 'b'},
+}
+
+// ParseRate reads a rate: a percentage of line rate (100%, 95.5%); a frame rate (200kpps,
+// 1.2Mpps, 1000pps); a bit rate (950Mbit, 950Mbit/s, 950Mbps, or pktgen's 950M); a byte
+// rate as trafgen writes it (10MB, 10MBps, 10MiB, 1500B). The number is positive and
+// finite; a percentage is at most 100.
 func ParseRate(s string) (Rate, error) {
 	in := strings.TrimSpace(s)
-	bad := fmt.Errorf("rate %q: want a percentage of line rate (100%%), a bit rate (950Mbit) or a frame rate (200kpps)", s)
-	l := strings.ToLower(in)
+	bad := fmt.Errorf("rate %q: want a percentage of line rate (100%%), a bit rate (950Mbit, 950M), a byte rate (10MBps, 10MiB) or a frame rate (200kpps)", s)
 	num := func(t string) (float64, error) {
 		v, err := strconv.ParseFloat(t, 64)
-		if err != nil || v <= 0 {
+		if err != nil || v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) || strings.ContainsAny(t, "xXpP_") {
 			return 0, bad
 		}
 		return v, nil
 	}
-	mult := func(t string) (string, float64) {
-		switch {
-		case strings.HasSuffix(t, "k"):
-			return t[:len(t)-1], 1e3
-		case strings.HasSuffix(t, "m"):
-			return t[:len(t)-1], 1e6
-		case strings.HasSuffix(t, "g"):
-			return t[:len(t)-1], 1e9
-		}
-		return t, 1
-	}
-	switch {
-	case strings.HasSuffix(l, "%"):
-		v, err := num(l[:len(l)-1])
-		if err != nil {
-			return Rate{}, err
-		}
-		return Rate{Percent: v}, nil
-	case strings.HasSuffix(l, "pps"):
-		t, m := mult(l[:len(l)-3])
+	if t, ok := strings.CutSuffix(in, "%"); ok {
 		v, err := num(t)
 		if err != nil {
 			return Rate{}, err
 		}
-		return Rate{PPS: v * m}, nil
-	}
-	unit := false
-	for _, suf := range []string{"bit/s", "bps", "bit"} {
-		if strings.HasSuffix(l, suf) {
-			l, unit = l[:len(l)-len(suf)], true
-			break
+		if v > 100 {
+			return Rate{}, fmt.Errorf("rate %q is above line rate: want at most 100%%", s)
 		}
+		return Rate{Percent: v}, nil
 	}
-	if !unit {
-		return Rate{}, bad
+	for _, u := range rateUnits {
+		t, ok := strings.CutSuffix(in, u.suffix)
+		if !ok {
+			continue
+		}
+		v, err := num(strings.TrimSpace(t))
+		if err != nil {
+			return Rate{}, err
+		}
+		v *= u.mult
+		if math.IsInf(v, 0) {
+			return Rate{}, bad
+		}
+		switch u.kind {
+		case 'p':
+			return Rate{PPS: v}, nil
+		case 'B':
+			return Rate{Bytes: v}, nil
+		}
+		return Rate{WireBits: v}, nil
 	}
-	t, m := mult(l)
-	v, err := num(t)
-	if err != nil {
-		return Rate{}, err
-	}
-	return Rate{WireBits: v * m}, nil
+	return Rate{}, bad
 }
 
 // LinePPS is the line rate in frames per second for frames of avgSize bytes (with FCS)
@@ -86,6 +97,8 @@ func (r Rate) FPS(linkMbps int, avgSize float64) (float64, error) {
 		fps = line * r.Percent / 100
 	case r.WireBits > 0:
 		fps = r.WireBits / ((avgSize + WireOverhead) * 8)
+	case r.Bytes > 0:
+		fps = r.Bytes / avgSize
 	default:
 		fps = r.PPS
 	}
@@ -101,6 +114,8 @@ func (r Rate) String() string {
 		return strconv.FormatFloat(r.Percent, 'g', -1, 64) + "%"
 	case r.WireBits > 0:
 		return strconv.FormatFloat(r.WireBits/1e6, 'g', -1, 64) + "Mbit"
+	case r.Bytes > 0:
+		return strconv.FormatFloat(r.Bytes/1e6, 'g', -1, 64) + "MBps"
 	}
 	return strconv.FormatFloat(r.PPS, 'g', -1, 64) + "pps"
 }

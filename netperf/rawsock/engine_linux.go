@@ -45,7 +45,9 @@ func Gen(ctx context.Context, tx *TX, b *frames.Builder, o GenOptions) (GenStats
 		if due <= st.Sent {
 			wait := time.Duration(float64(st.Sent)/o.FPS*1e9) - el
 			if wait > 300*time.Microsecond {
-				time.Sleep(wait - 200*time.Microsecond)
+				// At most 20 ms at a time: at a slow rate the next frame can be seconds
+				// away, and the run must still end at its duration or on a signal.
+				time.Sleep(min(wait-200*time.Microsecond, 20*time.Millisecond))
 			} else {
 				runtime.Gosched()
 			}
