@@ -99,4 +99,3 @@ func isZeroMask(m net.IPMask) bool {
 	ones, _ := m.Size()
 	return ones == 0
 }
-
