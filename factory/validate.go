@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -86,22 +87,61 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 	runner := &validate.Runner{Plan: v.Plan, Console: v.Console, Steps: map[string]validate.StepFunc{
 		"link": r.link, "doctor": r.doctorStep, "tune": r.tune, "iperf3": r.iperf3, "frames": r.frames, "counters": r.countersStep,
 	}}
-	rep.Steps, rep.Failed, rep.Figures = runner.Run(ctx)
-	for i := len(r.cleanup) - 1; i >= 0; i-- {
-		r.cleanup[i]()
-	}
+	r.runSteps(ctx, runner, rep)
 	rep.Doctor = r.doctor
 	rep.Show = r.show()
-	if rep.Failed == nil {
-		rep.Failed = []string{}
+	settle(rep)
+	rep.Seconds = time.Since(start).Seconds()
+	return r.finish(ctx, rep, up)
+}
+
+// runSteps runs the plan's steps and then the cleanups (the tune step's revert). Whatever
+// goes wrong in between, the run goes on to its verdict and report: a crash outside a
+// step fails the run with the crash as the reason.
+func (r *run) runSteps(ctx context.Context, runner *validate.Runner, rep *validate.Report) {
+	defer func() {
+		for i := len(r.cleanup) - 1; i >= 0; i-- {
+			r.cleanup[i]()
+		}
+	}()
+	defer func() {
+		if p := recover(); p != nil {
+			rep.Steps = append(rep.Steps, validate.StepResult{ID: "internal", Type: "internal", Summary: fmt.Sprintf("linerate failed: %v", p), Reason: fmt.Sprintf("internal error: %v", p)})
+		}
+	}()
+	rep.Steps, _, rep.Figures = runner.Run(ctx)
+}
+
+// settle makes the report one that can be written: a figure that is not a finite
+// number (JSON has none) fails its step with an internal error as the reason, instead
+// of leaving the run without a report; then the failed list and the verdict follow from
+// the steps.
+func settle(rep *validate.Report) {
+	for i := range rep.Steps {
+		st := &rep.Steps[i]
+		for k, v := range st.Measured {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				delete(st.Measured, k)
+				st.Pass = false
+				st.Reason = fmt.Sprintf("internal error: %s measured as %v, not a number a report can hold", k, v)
+			}
+		}
+	}
+	for k, v := range rep.Figures {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			delete(rep.Figures, k)
+		}
+	}
+	rep.Failed = []string{}
+	for _, st := range rep.Steps {
+		if !st.Pass {
+			rep.Failed = append(rep.Failed, st.ID)
+		}
 	}
 	rep.Verdict = "PASS"
 	if len(rep.Failed) > 0 {
 		rep.Verdict = "FAIL"
 	}
-	rep.Seconds = time.Since(start).Seconds()
-	res, err := r.finish(ctx, rep, up)
-	return res, err
 }
 
 // header identifies the board and starts the report.
@@ -192,16 +232,29 @@ func (r *run) show() json.RawMessage {
 func (r *run) finish(ctx context.Context, rep *validate.Report, up *validate.Uploader) (*Result, error) {
 	body, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
-		return nil, err
+		// Nothing settle knows of; the verdict line and a report still go out.
+		rep.Steps = append(rep.Steps, validate.StepResult{ID: "internal", Type: "internal", Summary: "the report could not be encoded", Reason: "internal error: " + err.Error()})
+		rep.Doctor, rep.Show = nil, nil
+		for i := range rep.Steps {
+			rep.Steps[i].Detail = nil
+		}
+		settle(rep)
+		if body, err = json.MarshalIndent(rep, "", "  "); err != nil {
+			return nil, err
+		}
 	}
 	junit, err := rep.JUnit()
 	if err != nil {
-		return nil, err
+		junit = nil
+		fmt.Fprintf(r.Console, "linerate validate: JUnit report: %v\n", err)
 	}
 	dir := r.ReportDir
 	werr := os.MkdirAll(dir, 0o755)
 	if werr == nil {
-		werr = errors.Join(atomicfile.Write(filepath.Join(dir, rep.ID+".json"), body, 0o644), atomicfile.Write(filepath.Join(dir, rep.ID+".xml"), junit, 0o644))
+		werr = atomicfile.Write(filepath.Join(dir, rep.ID+".json"), body, 0o644)
+		if junit != nil {
+			werr = errors.Join(werr, atomicfile.Write(filepath.Join(dir, rep.ID+".xml"), junit, 0o644))
+		}
 	}
 	if werr != nil {
 		fmt.Fprintf(r.Console, "linerate validate: cannot write the reports to %s: %v\n", dir, werr)

@@ -8,6 +8,8 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"math"
+	"net"
 	"net/url"
 	"os"
 	"slices"
@@ -16,6 +18,8 @@ import (
 	"time"
 
 	"github.com/zynqnet/linerate/internal/srcerr"
+	"github.com/zynqnet/linerate/netperf/frames"
+	"github.com/zynqnet/linerate/netperf/iperf3"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -240,6 +244,14 @@ func Parse(data []byte, source string) (*Plan, error) {
 	if p.Station.Port == 0 {
 		p.Station.Port = 5201
 	}
+	if p.Station.Port < 1 || p.Station.Port > 65535 {
+		return nil, bad(doc, "station.port %d: want 1..65535", p.Station.Port)
+	}
+	if m := p.Station.ReflectorMAC; m != "" && m != "auto" {
+		if hw, err := net.ParseMAC(m); err != nil || len(hw) != 6 {
+			return nil, bad(doc, "station.reflector_mac %q: want an Ethernet address (02:00:00:00:00:0b) or auto", m)
+		}
+	}
 	if p.Station.ReflectorMAC == "" {
 		p.Station.ReflectorMAC = "auto"
 	}
@@ -365,16 +377,67 @@ func (s *Step) check() error {
 			}
 		}
 	}
-	for name, v := range map[string]*float64{"min_mbps": s.MinMbps, "max_loss_pct": s.MaxLossPct, "max_p99_us": s.MaxP99US, "min_throughput_pct": s.MinThroughputPct} {
-		if v != nil && (*v < 0 || (strings.HasSuffix(name, "pct") && *v > 100)) {
-			return fmt.Errorf("%s %v: out of range", name, *v)
+	if err := s.checkRanges(); err != nil {
+		return err
+	}
+	if s.Timeout == 0 {
+		s.Timeout = Duration(s.defaultTimeout())
+	}
+	return nil
+}
+
+// thresholdRanges are the thresholds' ranges: a threshold outside (NaN and infinities
+// included) would make a step that can never pass, or never fail.
+var thresholdRanges = []struct {
+	name     string
+	get      func(*Step) *float64
+	min, max float64
+	unit     string
+}{
+	{"min_mbps", func(s *Step) *float64 { return s.MinMbps }, 0, 1e6, "Mbit/s"},
+	{"max_loss_pct", func(s *Step) *float64 { return s.MaxLossPct }, 0, 100, "%"},
+	{"max_p99_us", func(s *Step) *float64 { return s.MaxP99US }, 0, 60e6, "µs"},
+	{"min_throughput_pct", func(s *Step) *float64 { return s.MinThroughputPct }, 0, 100, "%"},
+}
+
+// checkRanges refuses every number of the step that is not finite or not within what
+// its step can measure.
+func (s *Step) checkRanges() error {
+	for _, r := range thresholdRanges {
+		if v := r.get(s); v != nil && (math.IsNaN(*v) || *v < r.min || *v > r.max) {
+			return fmt.Errorf("%s %v: out of range, want %g..%g %s", r.name, *v, r.min, r.max, r.unit)
 		}
 	}
 	if s.MaxRetransmits != nil && *s.MaxRetransmits < 0 {
 		return fmt.Errorf("max_retransmits %d: want 0 or more", *s.MaxRetransmits)
 	}
-	if s.Timeout == 0 {
-		s.Timeout = Duration(s.defaultTimeout())
+	if s.SpeedMbps < 0 || s.SpeedMbps > 400000 {
+		return fmt.Errorf("speed_mbps %d: want a link speed up to 400000", s.SpeedMbps)
+	}
+	for name, d := range map[string]struct{ v, max time.Duration }{
+		"duration": {s.Duration.D(), time.Hour}, "carrier_within": {s.CarrierWithin.D(), 10 * time.Minute}, "timeout": {s.Timeout.D(), 24 * time.Hour},
+	} {
+		if d.v > d.max {
+			return fmt.Errorf("%s %v: want at most %v", name, d.v, d.max)
+		}
+	}
+	switch s.Type {
+	case "iperf3":
+		if s.Protocol == "udp" {
+			bw, err := iperf3.ParseSize(s.Bandwidth, 1000)
+			if err != nil || bw == 0 || bw > 400e9 {
+				return fmt.Errorf("bandwidth %q: want a UDP rate in bit/s above 0 and up to 400G, as iperf3's -b (100M)", s.Bandwidth)
+			}
+		}
+	case "frames":
+		if s.Size < frames.MinSize || s.Size > frames.MaxSize {
+			return fmt.Errorf("size %d: want a frame size of %d..%d bytes with FCS", s.Size, frames.MinSize, frames.MaxSize)
+		}
+		if s.Rate != "" {
+			if _, err := frames.ParseRate(s.Rate); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

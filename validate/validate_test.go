@@ -83,6 +83,18 @@ func TestParsePlanBad(t *testing.T) {
 		{"bad duplex", "  - id: x\n    type: link\n    duplex: quarter\n", `duplex "quarter"`},
 		{"frames without threshold", "  - id: x\n    type: frames\n    rate: 5%\n", "max_loss_pct and/or max_p99_us"},
 		{"percent out of range", "  - id: x\n    type: frames\n    rate: 5%\n    max_loss_pct: 150\n", "max_loss_pct 150: out of range"},
+		{"nan threshold", "  - id: x\n    type: iperf3\n    min_mbps: .nan\n", ":19: step \"x\": min_mbps NaN: out of range"},
+		{"inf threshold", "  - id: x\n    type: frames\n    rate: 5%\n    max_p99_us: .inf\n", "max_p99_us +Inf: out of range"},
+		{"negative inf", "  - id: x\n    type: iperf3\n    min_mbps: -.inf\n", "min_mbps -Inf: out of range"},
+		{"nan loss", "  - id: x\n    type: frames\n    rate: 5%\n    max_loss_pct: .NaN\n", "max_loss_pct NaN"},
+		{"zero rate", "  - id: x\n    type: frames\n    rate: 0pps\n    max_loss_pct: 1\n", `rate "0pps"`},
+		{"nan rate", "  - id: x\n    type: frames\n    rate: NaN%\n    max_loss_pct: 1\n", `rate "NaN%"`},
+		{"huge frame", "  - id: x\n    type: frames\n    rate: 5%\n    size: 100000000\n    max_loss_pct: 1\n", "size 100000000: want a frame size of 64..9018"},
+		{"tiny frame", "  - id: x\n    type: frames\n    rate: 5%\n    size: 10\n    max_loss_pct: 1\n", "size 10"},
+		{"zero bandwidth", "  - id: x\n    type: iperf3\n    protocol: udp\n    bandwidth: 0\n    min_mbps: 1\n    max_loss_pct: 1\n", `bandwidth "0"`},
+		{"bad bandwidth", "  - id: x\n    type: iperf3\n    protocol: udp\n    bandwidth: lots\n    min_mbps: 1\n    max_loss_pct: 1\n", `bandwidth "lots"`},
+		{"speed", "  - id: x\n    type: link\n    speed_mbps: 999999999\n", "speed_mbps 999999999"},
+		{"long duration", "  - id: x\n    type: iperf3\n    duration: 100h\n    min_mbps: 1\n", "duration 100h0m0s: want at most 1h0m0s"},
 		{"no id", "  - type: link\n", "no id"},
 	} {
 		_, err := Parse([]byte(goodPlan+tc.edit), "plan.yaml")
@@ -98,6 +110,9 @@ func TestParsePlanBad(t *testing.T) {
 		{"budget: forever\nsteps:\n  - id: a\n    type: link\n", "budget"},
 		{"station:\n  report_url: ftp://x/\nsteps:\n  - id: a\n    type: link\n", "report_url"},
 		{"steps:\n  - id: a\n    type: iperf3\n    min_mbps: 1\n", "give station.address"},
+		{"station:\n  port: 70000\nsteps:\n  - id: a\n    type: link\n", "station.port 70000: want 1..65535"},
+		{"station:\n  port: -1\nsteps:\n  - id: a\n    type: link\n", "station.port -1"},
+		{"station:\n  reflector_mac: 02:00\nsteps:\n  - id: a\n    type: link\n", "station.reflector_mac"},
 		{"steps: [a: [", "plan.yaml"},
 	} {
 		_, err := Parse([]byte(tc.in), "plan.yaml")

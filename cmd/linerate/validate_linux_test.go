@@ -146,4 +146,18 @@ func TestValidateBadPlan(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "not a built-in plan (qemu-zc702") {
 		t.Errorf("missing plan: %d %s", code, stderr)
 	}
+	// Numbers that are not finite, or out of their range, are refused before any step
+	// runs, with their line: exit 2, not a FAIL of the board.
+	for _, tc := range []struct{ plan, want string }{
+		{"station:\n  address: 198.18.0.9\nsteps:\n  - id: t\n    type: iperf3\n    min_mbps: .nan\n", "bad.yaml:4: step \"t\": min_mbps NaN"},
+		{"station:\n  address: 198.18.0.9\n  port: 70000\nsteps:\n  - id: l\n    type: link\n", "station.port 70000"},
+		{"station:\n  address: 198.18.0.9\nsteps:\n  - id: f\n    type: frames\n    rate: 0pps\n    max_loss_pct: 1\n", `rate "0pps"`},
+		{"station:\n  address: 198.18.0.9\nsteps:\n  - id: f\n    type: frames\n    rate: 1%\n    size: 100000000\n    max_loss_pct: 1\n", "size 100000000"},
+	} {
+		os.WriteFile(p, []byte(tc.plan), 0o644)
+		wantBadInput(t, []string{"validate", p, "--report-dir", filepath.Join(dir, "r")}, tc.want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r")); err == nil {
+		t.Error("a refused plan wrote a report")
+	}
 }
