@@ -84,6 +84,12 @@ func (r *run) applyProfile(ctx context.Context, name string) (*tune.Plan, error)
 	if err != nil {
 		return nil, err
 	}
+	store := tune.StoreAt(r.StateDir)
+	lock, err := store.Acquire(r.Plan.Interface, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
 	sys, rd, closeFn, err := tune.Open("", r.API, 15*time.Second)
 	if err != nil {
 		return nil, err
@@ -93,18 +99,24 @@ func (r *run) applyProfile(ctx context.Context, name string) (*tune.Plan, error)
 	if err != nil {
 		return nil, err
 	}
-	return plan, tune.Apply(ctx, sys, tune.StoreAt(r.StateDir), plan)
+	return plan, tune.Apply(ctx, sys, store, plan)
 }
 
 // revert gives the port back what it had before the tune step, whatever ctx the run had
 // left: a revert is never cut short.
 func (r *run) revert() error {
+	store := tune.StoreAt(r.StateDir)
+	lock, err := store.Acquire(r.Plan.Interface, 30*time.Second)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	sys, _, closeFn, err := tune.Open("", r.API, 15*time.Second)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
-	_, err = tune.Revert(context.Background(), sys, tune.StoreAt(r.StateDir), r.Plan.Interface)
+	_, err = tune.Revert(context.Background(), sys, store, r.Plan.Interface)
 	return err
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -199,6 +200,7 @@ func Apply(ctx context.Context, sys *System, store Store, plan *Plan) error {
 			j.Entries = append(j.Entries, Change{Knob: c.Knob, Old: c.Old, New: c.New})
 		}
 	}
+	j.Entries = append(queueSettings(sys, plan, j.Entries), j.Entries...)
 	if err := store.Save(j); err != nil {
 		return fmt.Errorf("journal: %w (nothing was changed)", err)
 	}
@@ -217,6 +219,41 @@ func Apply(ctx context.Context, sys *System, store Store, plan *Plan) error {
 	}
 	j.Complete = true
 	return store.Save(j)
+}
+
+// queueSettings: a change of channels removes the queues above the new count and, with
+// them, their RPS and XPS settings; revert brings the queues back with the kernel's
+// defaults. So before such a change every queue's settings are journalled, first, to be
+// restored last (after the channels). Knobs the journal holds already keep their Old.
+func queueSettings(sys *System, plan *Plan, have []Change) []Change {
+	changesChannels := false
+	for _, c := range plan.Changes {
+		changesChannels = changesChannels || strings.HasPrefix(c.Knob, "channels.")
+	}
+	if !changesChannels {
+		return nil
+	}
+	ents, err := os.ReadDir(filepath.Join(sys.Root, "sys/class/net", plan.Iface, "queues"))
+	if err != nil {
+		return nil
+	}
+	var out []Change
+	for _, e := range ents {
+		for _, f := range []string{"rps_cpus", "rps_flow_cnt", "xps_cpus"} {
+			name := "queue." + e.Name() + "." + f
+			if slices.ContainsFunc(have, func(c Change) bool { return c.Knob == name }) {
+				continue
+			}
+			k, err := KnobFromName(plan.Iface, name)
+			if err != nil {
+				continue
+			}
+			if v, err := sys.Read(k); err == nil {
+				out = append(out, Change{Knob: name, Old: v, New: v})
+			}
+		}
+	}
+	return out
 }
 
 // applyChanges writes each change and reads it back, features of a plan in one batch.
@@ -293,6 +330,7 @@ func restore(ctx context.Context, sys *System, iface string, changes []Change) e
 	sys.BeforeWrite = nil
 	defer func() { sys.BeforeWrite = hook }()
 	var errs []error
+	var retry []Change
 	featuresDone := false
 	for i := len(changes) - 1; i >= 0; i-- {
 		c := changes[i]
@@ -328,6 +366,17 @@ func restore(ctx context.Context, sys *System, iface string, changes []Change) e
 			errs = append(errs, err)
 			continue
 		}
+		if cur, err := sys.Read(k); err == nil && equal(k, cur, c.Old) {
+			continue
+		}
+		if err := writeVerified(ctx, sys, k, c.Old); err != nil {
+			retry = append(retry, c)
+		}
+	}
+	// Knobs depend on each other (a queue's RPS on the channel count, threaded NAPI on the
+	// NAPI instances a feature brings): what failed is tried once more after the rest.
+	for _, c := range retry {
+		k, _ := KnobFromName(iface, c.Knob)
 		if cur, err := sys.Read(k); err == nil && equal(k, cur, c.Old) {
 			continue
 		}

@@ -39,15 +39,18 @@ Flags:
                      on a read-only root)
   --carrier-timeout D  how long to wait for the link after a change that bounces it
                      (default 15s)
+  --wait D           how long to wait for another tune or revert of the interface to
+                     finish before giving up (default 10s)
   --root DIR         tune a captured tree's files (kernel-held knobs are skipped)
   --ethtool-api API  auto, netlink or ioctl
 `
 
-const revertUsage = `Usage: linerate revert IFACE [--state-dir DIR]
+const revertUsage = `Usage: linerate revert IFACE [--state-dir DIR] [--wait 10s]
 
 Restores every knob that linerate tune changed on IFACE to the value it had before,
 from the journal in the state directory, then removes the journal. Works after a tune
-that was interrupted (crash, kill -9, power loss).
+that was interrupted (crash, kill -9, power loss). --wait bounds the wait for a tune of
+the interface that is still running.
 `
 
 const profileUsage = `Usage: linerate profile list
@@ -59,7 +62,7 @@ Lists the built-in profiles, or prints one as YAML to copy and edit.
 type tuneConfig struct {
 	iface, profile, stateDir, root, api string
 	dryRun, json, fromDT                bool
-	carrierTimeout                      time.Duration
+	carrierTimeout, lockWait            time.Duration
 	// beforeWrite is the fault-injection hook of the tests.
 	beforeWrite func(k tune.Knob, n int) error
 }
@@ -80,6 +83,7 @@ func tuneCommand() command {
 			fs.StringVar(&c.root, "root", "", "")
 			fs.StringVar(&c.api, "ethtool-api", nic.APIAuto, "")
 			fs.DurationVar(&c.carrierTimeout, "carrier-timeout", 15*time.Second, "")
+			fs.DurationVar(&c.lockWait, "wait", 10*time.Second, "")
 			pos, err := parseFlags(fs, args)
 			if err != nil {
 				return err
@@ -119,6 +123,14 @@ func (c *tuneConfig) run(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	store := tune.StoreAt(c.stateDir)
+	// Read, plan and apply under the interface's lock: another tune's half-applied
+	// values must not be taken for what the user had.
+	lock, err := store.Acquire(c.iface, c.lockWait)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	sys, r, closeFn, err := tune.Open(c.root, c.api, c.carrierTimeout)
 	if err != nil {
 		return err
@@ -129,7 +141,6 @@ func (c *tuneConfig) run(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	store := tune.StoreAt(c.stateDir)
 	res := &tune.Result{Plan: plan, DryRun: c.dryRun}
 	if !c.dryRun {
 		res.Err = tune.Apply(ctx, sys, store, plan)
@@ -158,6 +169,7 @@ func revertCommand() command {
 			root := fs.String("root", "", "")
 			api := fs.String("ethtool-api", nic.APIAuto, "")
 			timeout := fs.Duration("carrier-timeout", 15*time.Second, "")
+			wait := fs.Duration("wait", 10*time.Second, "")
 			pos, err := parseFlags(fs, args)
 			if err != nil {
 				return err
@@ -170,7 +182,13 @@ func revertCommand() command {
 				return err
 			}
 			defer closeFn()
-			j, err := tune.Revert(ctx, sys, tune.StoreAt(*stateDir), pos[0])
+			store := tune.StoreAt(*stateDir)
+			lock, err := store.Acquire(pos[0], *wait)
+			if err != nil {
+				return err
+			}
+			defer lock.Release()
+			j, err := tune.Revert(ctx, sys, store, pos[0])
 			if err != nil {
 				return err
 			}

@@ -235,34 +235,16 @@ func TestTuneFaultInjection(t *testing.T) {
 func TestTuneKilledThenRevert(t *testing.T) {
 	ns, profile, state := tuneNS(t)
 	before := observe(t, ns)
-	for _, at := range []int{1, 7} {
-		cmd := exec.Command("ip", "netns", "exec", ns.Name, os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), "LINERATE_TUNE_HELPER=1", "LINERATE_PAUSE_AT="+strconv.Itoa(at),
-			"LINERATE_IFACE=lr0", "LINERATE_PROFILE="+profile, "LINERATE_STATE="+state)
-		stdout, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+	// Every write of the profile (17 knobs, features in one request) is a place a
+	// crash can leave the interface; revert must restore from each of them.
+	points := 0
+	defer func() { t.Logf("killed at each of %d writes and reverted", points) }()
+	for at := 1; at <= 17; at++ {
+		cmd, ok := pausedTune(t, ns, profile, state, at)
+		if !ok {
+			break // the tune had fewer writes
 		}
-		sc := bufio.NewScanner(stdout)
-		paused := make(chan string, 1)
-		go func() {
-			for sc.Scan() {
-				if strings.HasPrefix(sc.Text(), "PAUSED") || strings.HasPrefix(sc.Text(), "helper:") {
-					paused <- sc.Text()
-					return
-				}
-			}
-			paused <- "helper ended"
-		}()
-		select {
-		case line := <-paused:
-			if !strings.HasPrefix(line, "PAUSED") {
-				t.Fatalf("helper: %s", line)
-			}
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			t.Fatal("helper never reached the write")
-		}
+		points = at
 		cmd.Process.Kill() // SIGKILL, by PID
 		cmd.Wait()
 		if reflect.DeepEqual(observe(t, ns), before) && at > 0 {
@@ -279,6 +261,117 @@ func TestTuneKilledThenRevert(t *testing.T) {
 		}
 		if got := observe(t, ns); !reflect.DeepEqual(got, before) {
 			t.Errorf("revert after a kill at write %d did not restore:\nbefore %v\nafter  %v", at, before, got)
+		}
+	}
+}
+
+// pausedTune starts a tune of lr0 in a process that stops dead before write number at,
+// holding the interface's lock; ok is false when the tune ended with fewer writes.
+func pausedTune(t *testing.T, ns *nstest.NS, profile, state string, at int) (*exec.Cmd, bool) {
+	t.Helper()
+	cmd := exec.Command("ip", "netns", "exec", ns.Name, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "LINERATE_TUNE_HELPER=1", "LINERATE_PAUSE_AT="+strconv.Itoa(at),
+		"LINERATE_IFACE=lr0", "LINERATE_PROFILE="+profile, "LINERATE_STATE="+state)
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	paused := make(chan string, 1)
+	go func() {
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "PAUSED") || strings.HasPrefix(sc.Text(), "helper:") {
+				paused <- sc.Text()
+				return
+			}
+		}
+		paused <- "helper ended"
+	}()
+	select {
+	case line := <-paused:
+		if line == "helper ended" {
+			cmd.Wait()
+			inNS(t, ns, "revert", "lr0", "--state-dir", state)
+			return nil, false
+		}
+		if !strings.HasPrefix(line, "PAUSED") {
+			t.Fatalf("helper: %s", line)
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("helper never reached the write")
+	}
+	return cmd, true
+}
+
+// TestTuneConcurrent: while one tune holds the interface (paused in the middle of its
+// writes), a second tune and a revert wait, then refuse naming the holder, and change
+// nothing; once the holder is gone (kill -9), revert restores everything.
+func TestTuneConcurrent(t *testing.T) {
+	ns, profile, state := tuneNS(t)
+	before := observe(t, ns)
+	cmd, ok := pausedTune(t, ns, profile, state, 3)
+	if !ok {
+		t.Fatal("the tune ended before its third write")
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	mid := observe(t, ns)
+	journal, _ := os.ReadFile(filepath.Join(state, "tune-lr0.json"))
+	holder := "pid " + strconv.Itoa(cmd.Process.Pid)
+	for _, args := range [][]string{
+		{"tune", "lr0", "--profile", "latency", "--state-dir", state, "--wait", "300ms"},
+		{"revert", "lr0", "--state-dir", state, "--wait", "300ms"},
+	} {
+		start := time.Now()
+		_, errOut, code := inNS(t, ns, args...)
+		if code != 1 || !strings.Contains(errOut, "another linerate is tuning or reverting this interface ("+holder) || time.Since(start) > 5*time.Second {
+			t.Errorf("%v while another tune runs: exit %d after %v: %s", args, code, time.Since(start), errOut)
+		}
+	}
+	if got := observe(t, ns); !reflect.DeepEqual(got, mid) {
+		t.Errorf("a refused run changed knobs:\nbefore %v\nafter  %v", mid, got)
+	}
+	if now, _ := os.ReadFile(filepath.Join(state, "tune-lr0.json")); string(now) != string(journal) {
+		t.Error("a refused run rewrote the journal")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if out, errOut, code := inNS(t, ns, "revert", "lr0", "--state-dir", state, "--wait", "2s"); code != 0 {
+		t.Fatalf("revert once the holder died: exit %d: %s%s", code, out, errOut)
+	}
+	if got := observe(t, ns); !reflect.DeepEqual(got, before) {
+		t.Errorf("not restored:\nbefore %v\nafter  %v", before, got)
+	}
+}
+
+// TestTuneChannelsKeepQueueSettings: lowering the channel count removes the queues
+// above it, and with them their RPS/XPS settings; revert raises the count again and must
+// give those queues back what they had, not the kernel's defaults.
+func TestTuneChannelsKeepQueueSettings(t *testing.T) {
+	nstest.NeedTool(t, "ethtool")
+	ns, peer := nstest.New(t), nstest.New(t)
+	ns.Veth(t, "lr0", "lr1", peer, 4)
+	ns.Exec(t, "ethtool", "-L", "lr0", "rx", "4", "tx", "4")
+	q := func(f string) string { return strings.TrimSpace(ns.Exec(t, "cat", "/sys/class/net/lr0/queues/"+f)) }
+	ns.Exec(t, "sh", "-c", "echo 2 > /sys/class/net/lr0/queues/rx-3/rps_cpus; echo 64 > /sys/class/net/lr0/queues/rx-2/rps_flow_cnt; echo 1 > /sys/class/net/lr0/queues/tx-3/xps_cpus")
+	before := map[string]string{"rx-3/rps_cpus": q("rx-3/rps_cpus"), "rx-2/rps_flow_cnt": q("rx-2/rps_flow_cnt"), "tx-3/xps_cpus": q("tx-3/xps_cpus")}
+	dir := t.TempDir()
+	profile := filepath.Join(dir, "one.yaml")
+	os.WriteFile(profile, []byte("name: one-queue\nknobs:\n  channels.rx: 1\n  channels.tx: 1\n"), 0o644)
+	state := filepath.Join(dir, "state")
+	if out, errOut, code := inNS(t, ns, "tune", "lr0", "--profile", profile, "--state-dir", state); code != 0 {
+		t.Fatalf("tune: %d %s%s", code, out, errOut)
+	}
+	if _, err := ns.Try("cat", "/sys/class/net/lr0/queues/rx-3/rps_cpus"); err == nil {
+		t.Fatal("rx-3 still there with one channel: the test proves nothing")
+	}
+	if out, errOut, code := inNS(t, ns, "revert", "lr0", "--state-dir", state); code != 0 {
+		t.Fatalf("revert: %d %s%s", code, out, errOut)
+	}
+	for f, want := range before {
+		if got := q(f); got != want {
+			t.Errorf("after revert %s = %s, want %s as before the tune", f, got, want)
 		}
 	}
 }
