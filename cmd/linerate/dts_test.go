@@ -144,3 +144,32 @@ func TestDtsBadInput(t *testing.T) {
 		t.Error("a refused overlay was written")
 	}
 }
+
+// TestDtsShowEscapesControls: a DTB's strings cannot drive the terminal: dts show
+// writes escape sequences from a model or compatible as visible text.
+func TestDtsShowEscapesControls(t *testing.T) {
+	needDtc(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "evil.dts")
+	os.WriteFile(src, []byte(`/dts-v1/;
+/ {
+	model = "evil\x1b]0;owned\x07\x1b[2J board";
+	compatible = "xlnx,zynq-zc702\r\x1b[1A";
+	ethernet@e000b000 { compatible = "cdns,zynq-gem\x1b[31m", "cdns,gem"; status = "okay"; phy-mode = "rgmii-id\x1b[0m"; };
+};
+`), 0o644)
+	dtb := filepath.Join(dir, "evil.dtb")
+	dtcCompile(t, src, dtb)
+	out, errOut, code := runCLI(t, "dts", "show", dtb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.ContainsAny(out, "\x1b\x07\r") {
+		t.Fatalf("control characters reach the terminal: %q", out)
+	}
+	for _, want := range []string{`evil\x1b]0;owned\x07\x1b[2J board`, `rgmii-id\x1b[0m`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q shown escaped in:\n%s", want, out)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zynqnet/linerate/internal/badinput"
 	"github.com/zynqnet/linerate/internal/cli"
+	"github.com/zynqnet/linerate/internal/printable"
 )
 
 // errUsage marks a usage error: the subcommand's usage is printed and linerate exits 2.
@@ -93,7 +94,10 @@ func printTopUsage(w io.Writer) {
 }
 
 // run is the whole CLI; main only maps its error to an exit code. Tests call it directly.
+// What it prints is made printable: text from files (a DTB, a captured tree) cannot
+// drive the operator's terminal.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	stdout, stderr = printable.Writer(stdout), printable.Writer(stderr)
 	if len(args) == 0 {
 		printTopUsage(stderr)
 		return usageError("no command given")
