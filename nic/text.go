@@ -275,9 +275,27 @@ func textNAPI(r report, ifc *Interface) {
 	r.row("threaded", "%s", optInt(ifc.NAPI.Threaded, ""))
 }
 
+// globalSysctls are net.core sysctls the kernel keeps for the whole machine: inside a
+// network namespace their files are absent (net/core/sysctl_net_core.c registers them
+// for init_net only; rmem_max and the like are per namespace since Linux 6.x).
+var globalSysctls = map[string]bool{
+	"net.core.netdev_max_backlog": true, "net.core.dev_weight": true, "net.core.netdev_budget": true,
+	"net.core.netdev_budget_usecs": true, "net.core.rps_sock_flow_entries": true,
+	"net.core.busy_read": true, "net.core.busy_poll": true,
+}
+
 func textSysctl(r report, ifc *Interface) {
+	inNamespace := false
+	for n := range globalSysctls {
+		// A kernel has all of these or, inside a network namespace, none.
+		inNamespace = inNamespace || ifc.Sysctl[n] != nil
+	}
+	inNamespace = !inNamespace && ifc.Sysctl["net.ipv4.tcp_rmem"] != nil
 	for _, n := range SysctlNames {
 		v := "n/a (not in this kernel)"
+		if inNamespace && globalSysctls[n] {
+			v = "n/a (global: not visible inside a network namespace; read it in the host's)"
+		}
 		if p := ifc.Sysctl[n]; p != nil {
 			v = *p
 		}

@@ -380,6 +380,28 @@ func TestShowAllSkipsLoopback(t *testing.T) {
 	})
 }
 
+// TestShowGlobalSysctlsInNamespace: inside a network namespace the machine-wide net.core
+// sysctls are absent; show says so, instead of blaming the kernel.
+func TestShowGlobalSysctlsInNamespace(t *testing.T) {
+	ns := nstest.New(t)
+	ns.Veth(t, "lr0", "lr1", nil, 0)
+	ns.Do(t, func() error {
+		out, errOut, code := runCLI(t, "show", "lr0")
+		if code != 0 {
+			return fmt.Errorf("exit %d: %s", code, errOut)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "net.core.netdev_max_backlog") && !strings.Contains(l, "global: not visible inside a network namespace") {
+				return fmt.Errorf("in a namespace: %q", l)
+			}
+			if strings.Contains(l, "not in this kernel") {
+				return fmt.Errorf("blames the kernel: %q", l)
+			}
+		}
+		return nil
+	})
+}
+
 // BenchmarkShowJSONLive: show --json of one veth in a fresh namespace, for each ethtool API.
 func BenchmarkShowJSONLive(b *testing.B) {
 	ns := nstest.New(b)
