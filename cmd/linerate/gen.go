@@ -46,7 +46,7 @@ Flags:
   --json             the result as JSON
 `
 
-const sinkUsage = `Usage: linerate sink IFACE [--duration 60s] [--count N] [--stream ID] [--json]
+const sinkUsage = `Usage: linerate sink IFACE [--duration 60s] [--count N] [--stream ID] [--max-loss P] [--min-frames N] [--json]
 
 Counts the test frames of one stream arriving on IFACE (through a TPACKET_V3 RX ring):
 received, lost, reordered, duplicated, corrupted (payload checksum), foreign (anything
@@ -58,6 +58,8 @@ Flags:
   --duration D       the longest the sink listens (default 60s)
   --count N          stop after N frames of the stream
   --stream ID        the stream to count (default 1)
+  --max-loss P       exit 1 when more than P percent of the stream was lost (default 100)
+  --min-frames N     exit 1 when fewer than N frames of the stream arrived (default 1)
   --json             the result as JSON
 `
 
@@ -190,12 +192,17 @@ func runSinkCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	fs.Uint64Var(&c.Count, "count", 0, "")
 	stream := fs.Uint("stream", 1, "")
 	asJSON := fs.Bool("json", false, "")
+	maxLoss := fs.Float64("max-loss", 100, "")
+	minFrames := fs.Uint64("min-frames", 1, "")
 	iface, err := oneBoundedIface(fs, args, &c.Duration)
 	if err != nil {
 		return err
 	}
-	if *stream > 65535 {
+	switch {
+	case *stream > 65535:
 		return usageError("--stream %d: want 0..65535", *stream)
+	case !(*maxLoss >= 0 && *maxLoss <= 100):
+		return usageError("--max-loss %v: want a percentage, 0..100", *maxLoss)
 	}
 	c.Iface, c.Stream = iface, uint16(*stream)
 	c.Progress = func(n *frames.Counter, el time.Duration) {
@@ -206,10 +213,21 @@ func runSinkCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		return err
 	}
 	if *asJSON {
-		return writeJSON(stdout, res)
+		err = writeJSON(stdout, res)
+	} else {
+		_, err = io.WriteString(stdout, res.Text())
 	}
-	_, err = io.WriteString(stdout, res.Text())
-	return err
+	if err != nil {
+		return err
+	}
+	// The verdict, for scripts: exit 1 when the stream fell short of what was asked.
+	switch {
+	case res.Received < *minFrames:
+		return &exitError{code: 1, err: fmt.Errorf("received %d frames of stream %d, want at least %d (--min-frames)", res.Received, res.Stream, *minFrames)}
+	case res.LossPct > *maxLoss:
+		return &exitError{code: 1, err: fmt.Errorf("lost %.4f%%, above --max-loss %g%%", res.LossPct, *maxLoss)}
+	}
+	return nil
 }
 
 func runReflectCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {

@@ -185,14 +185,36 @@ func TestInducedLoss(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		time.Sleep(1 * time.Second)
-		late = cliIn(b2, "sink", "y0", "--json", "--duration", "30s")
+		late = cliIn(b2, "sink", "y0", "--json", "--duration", "30s", "--max-loss", "10")
 	}()
 	g = cliIn(a2, "gen", "x0", "--dst", macOf(t, b2, "y0"), "--rate", "10kpps", "--count", "20000", "--link-mbps", "1000", "--json")
 	wg.Wait()
 	gen = decode[struct{ Sent uint64 }](t, "gen", g)
+	// It lost a quarter or more, above --max-loss: the result is printed, and it exits 1.
+	if late.code != 1 || !strings.Contains(late.stderr, "above --max-loss 10%") {
+		t.Errorf("late sink with --max-loss 10: exit %d, %s", late.code, late.stderr)
+	}
+	late.code = 0
 	ls := decode[sinkJSON](t, "late sink", late)
 	if ls.Sent != 20000 || ls.Lost < 5000 || ls.Lost > 15000 || ls.Received+ls.Lost != 20000 || ls.Duplicated != 0 {
 		t.Errorf("late sink: %+v", ls)
+	}
+}
+
+// TestSinkNothingReceived: a sink that hears nothing of its stream exits 1, and with
+// --min-frames 0 it does not.
+func TestSinkNothingReceived(t *testing.T) {
+	nstest.Require(t)
+	a, b := nstest.New(t), nstest.New(t)
+	a.Veth(t, "a0", "b0", b, 1)
+	if o := cliIn(b, "sink", "b0", "--duration", "300ms"); o.code != 1 || !strings.Contains(o.stderr, "received 0 frames of stream 1, want at least 1 (--min-frames)") || !strings.Contains(o.stdout, "received 0 of 0") {
+		t.Errorf("silent sink: exit %d, %s %s", o.code, o.stdout, o.stderr)
+	}
+	if o := cliIn(b, "sink", "b0", "--duration", "300ms", "--min-frames", "0"); o.code != 0 {
+		t.Errorf("--min-frames 0: exit %d, %s", o.code, o.stderr)
+	}
+	if o := cliIn(b, "sink", "b0", "--max-loss", "NaN"); o.code != 2 {
+		t.Errorf("--max-loss NaN: exit %d, %s", o.code, o.stderr)
 	}
 }
 
