@@ -151,16 +151,18 @@ func TestJudgeFrames(t *testing.T) {
 		measured map[string]float64
 	}{
 		{"clean and fast", frames.Result{Sent: 1000, Received: 1000, Latency: lat(120)}, true, "", map[string]float64{"p99_us": 120, "loss_pct": 0}},
-		{"loss at the threshold", frames.Result{Sent: 1000, Received: 999, LossPct: 0.1, Latency: lat(120)}, true, "", nil},
-		{"lossy", frames.Result{Sent: 1000, Received: 990, LossPct: 1, Latency: lat(120)}, false, "loss 1.000% above", nil},
+		{"loss at the threshold", frames.Result{Sent: 1000, Received: 999, Lost: 1, LossPct: 0.1, Latency: lat(120)}, true, "", nil},
+		{"lossy", frames.Result{Sent: 1000, Received: 990, Lost: 10, LossPct: 1, Latency: lat(120)}, false, "loss 1.000% above", nil},
 		{"slow", frames.Result{Sent: 1000, Received: 1000, Latency: lat(501)}, false, "p99 latency 501us", nil},
-		{"nothing back", frames.Result{Sent: 1000, LossPct: 100}, false, "no frame came back", nil},
+		{"nothing back", frames.Result{Sent: 1000, Lost: 1000, LossPct: 100}, false, "no frame came back", nil},
+		{"the reflector's drops are the station's", frames.Result{Sent: 1000, Received: 980, Lost: 20, LossPct: 2, ReflectorDrops: 20, Latency: lat(120)}, true, "", map[string]float64{"loss_pct": 0, "reflector_drops": 20}},
+		{"the board's driver drops are the board's", frames.Result{Sent: 1000, Received: 980, Lost: 20, LossPct: 2, SenderDrops: 20, Latency: lat(120)}, false, "loss 2.000% above", map[string]float64{"loss_pct": 2}},
 	}
 	for _, c := range cases {
 		check(t, c.name, JudgeFrames(s, c.r), c.pass, c.reason, c.measured)
 	}
 	loose := &validate.Step{ID: "frames", Size: 64, Rate: "1%"}
-	check(t, "no thresholds", JudgeFrames(loose, frames.Result{Sent: 10, Received: 5, LossPct: 50}), true, "", nil)
+	check(t, "no thresholds", JudgeFrames(loose, frames.Result{Sent: 10, Received: 5, Lost: 5, LossPct: 50}), true, "", nil)
 }
 
 func TestJudgeCounters(t *testing.T) {

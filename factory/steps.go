@@ -175,7 +175,7 @@ func (r *run) frames(ctx context.Context, s *validate.Step) (validate.Outcome, e
 		return validate.Outcome{}, err
 	}
 	defer rx.Close()
-	e := &engine.Trialer{TX: tx, RX: rx, Src: p.MAC, Dst: peer, Kind: "round-trip", Settle: 500 * time.Millisecond}
+	e := &engine.Trialer{TX: tx, RX: rx, Src: p.MAC, Dst: peer, Kind: "round-trip", Settle: 500 * time.Millisecond, Root: r.Root, Port: p.Name}
 	if s.MinThroughputPct != nil {
 		rs, err := rfc2544.Run(ctx, e, rfc2544.Config{Sizes: []int{s.Size}, Trial: s.Duration.D(), Res: 1, Tests: []string{"throughput"}, LinkMbps: p.LinkMbps})
 		if err != nil {

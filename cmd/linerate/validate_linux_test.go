@@ -47,7 +47,7 @@ steps:
   - {id: counters, type: counters}
 `
 	good := plan("good", strings.Replace(measure, "MIN", "100", 1))
-	unreachable := plan("unreachable", strings.Replace(measure, "MIN", "10000000", 1))
+	unreachable := plan("unreachable", strings.Replace(measure, "MIN", "1000000", 1))
 	reportOnly := plan("report-only", "  - {id: link, type: link, carrier_within: 5s}\n  - {id: counters, type: counters}\n")
 
 	startStation := func() *exec.Cmd {
@@ -92,7 +92,7 @@ steps:
 		t.Errorf("frames step (about 4000 of 4000 back):\n%s", out)
 	}
 	out, code = validate(unreachable)
-	if m := verdict.FindStringSubmatch(out); code != 1 || m == nil || m[1] != "FAIL" || m[2] != "tcp-up" || !strings.Contains(out, "is below 1e+07") {
+	if m := verdict.FindStringSubmatch(out); code != 1 || m == nil || m[1] != "FAIL" || m[2] != "tcp-up" || !strings.Contains(out, "is below 1e+06") {
 		t.Errorf("unreachable threshold: exit %d\n%s", code, out)
 	}
 	stop(s)

@@ -3,10 +3,12 @@ package engine
 import (
 	"context"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/zynqnet/linerate/netperf/frames"
 	"github.com/zynqnet/linerate/netperf/rawsock"
+	"github.com/zynqnet/linerate/nic"
 )
 
 // Reflector is a port with the rings a reflector on it needs.
@@ -48,6 +50,9 @@ type Trialer struct {
 	TX       *rawsock.TX
 	RX       *rawsock.RX
 	Src, Dst net.HardwareAddr
+	// Root and Port name the sending port, whose tx_dropped counter tells frames its
+	// driver refused (qdisc bypass drops them there) from frames lost on the path.
+	Root, Port string
 	// Kind is the latency's kind: "round-trip" through a reflector, "one-way" looped.
 	Kind string
 	// Settle is how long the receiver waits for late frames after the sender is done.
@@ -63,7 +68,28 @@ func (e *Trialer) Trial(ctx context.Context, size int, fps float64, d time.Durat
 	if count > 0 {
 		o = rawsock.GenOptions{FPS: fps, Count: count, Duration: time.Duration(float64(count)/fps*2e9) + 5*time.Second}
 	}
+	before, okBefore := e.txDropped()
 	r, _, err := rawsock.Trial(ctx, e.TX, e.RX, spec, o, e.Settle)
+	if after, ok := e.txDropped(); ok && okBefore && after > before {
+		r.SenderDrops = after - before
+	}
+	r.Offered = count
+	if count == 0 {
+		r.Offered = uint64(fps * d.Seconds())
+	}
 	r.LatencyKind = e.Kind
 	return r, err
+}
+
+// txDropped reads the sending port's tx_dropped counter.
+func (e *Trialer) txDropped() (uint64, bool) {
+	if e.Port == "" {
+		return 0, false
+	}
+	s, err := nic.ReadFile(e.Root, "sys/class/net/"+e.Port+"/statistics/tx_dropped")
+	if err != nil {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	return v, err == nil
 }

@@ -241,7 +241,7 @@ func RFC2544(ctx context.Context, c RFC2544Config) (*RFC2544Result, error) {
 	if err := RefuseManagement(p.Name, c.Force); err != nil {
 		return nil, err
 	}
-	e := &Trialer{Src: p.MAC, Dst: c.Peer, Kind: "round-trip", Settle: 500 * time.Millisecond}
+	e := &Trialer{Src: p.MAC, Dst: c.Peer, Kind: "round-trip", Settle: 500 * time.Millisecond, Root: c.Root, Port: p.Name}
 	rxName := p.Name
 	if c.Peer == nil {
 		q, err := LookupPort(c.Root, c.Loop, p.LinkMbps)

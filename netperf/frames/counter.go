@@ -18,7 +18,8 @@ type Counter struct {
 	seen                                                       [window / 64]uint64
 	sent                                                       uint64 // from the end marker
 	sawEnd                                                     bool
-	first, last                                                int64 // RX times of the first and last frame, ns
+	reflectorDrops                                             uint64 // the reflector's latest drop report
+	first, last                                                int64  // RX times of the first and last frame, ns
 	lat                                                        *hdrhistogram.Histogram
 }
 
@@ -46,6 +47,10 @@ func (c *Counter) AddParsed(in Info, k Kind, n int, rxNanos int64) {
 		return
 	case End:
 		c.sent, c.sawEnd = in.Sent, true
+		return
+	case DropReport:
+		// Cumulative, and reports can arrive out of order: the highest is the latest.
+		c.reflectorDrops = max(c.reflectorDrops, in.Sent)
 		return
 	}
 	// Extend the 32-bit sequence around the highest seen.
@@ -126,6 +131,12 @@ type Result struct {
 	L2Mbps     float64  `json:"l2_mbps"`
 	WireMbps   float64  `json:"wire_mbps"`
 	Latency    *Latency `json:"latency_ns,omitempty"`
+	// ReflectorDrops are frames the reflector had no TX room for (its drop reports):
+	// lost, but not on the path. SenderDrops are frames the sending port's driver
+	// refused (its tx_dropped rose); Offered is how many the trial asked the sender for.
+	ReflectorDrops uint64 `json:"reflector_drops,omitempty"`
+	SenderDrops    uint64 `json:"sender_drops,omitempty"`
+	Offered        uint64 `json:"offered,omitempty"`
 	// LatencyKind says what the latency measures: one-way (sender and sink share a clock)
 	// or round-trip (through a reflector).
 	LatencyKind string `json:"latency_kind,omitempty"`
@@ -141,7 +152,8 @@ func (c *Counter) Result(sent uint64, elapsed time.Duration) Result {
 	if sent == 0 && c.highest >= 0 {
 		sent = uint64(c.highest + 1)
 	}
-	r := Result{Stream: c.Stream, Sent: sent, Received: c.Received, Reordered: c.Reordered, Duplicated: c.Duplicated, Corrupted: c.Corrupted, Foreign: c.Foreign}
+	r := Result{Stream: c.Stream, Sent: sent, Received: c.Received, Reordered: c.Reordered, Duplicated: c.Duplicated, Corrupted: c.Corrupted, Foreign: c.Foreign,
+		ReflectorDrops: c.reflectorDrops}
 	if sent > c.Received {
 		r.Lost = sent - c.Received
 	}
@@ -163,4 +175,18 @@ func (c *Counter) Result(sent uint64, elapsed time.Duration) Result {
 		r.Latency = &Latency{P50: c.lat.ValueAtQuantile(50), P90: c.lat.ValueAtQuantile(90), P99: c.lat.ValueAtQuantile(99), P999: c.lat.ValueAtQuantile(99.9), Max: c.lat.Max()}
 	}
 	return r
+}
+
+// PathLost is the frames lost on the path: lost less those the sending port's driver and
+// the reflector dropped themselves.
+func (r Result) PathLost() uint64 {
+	return r.Lost - min(r.Lost, r.SenderDrops+r.ReflectorDrops)
+}
+
+// PathLossPct is PathLost as a percentage of the frames sent.
+func (r Result) PathLossPct() float64 {
+	if r.Sent == 0 {
+		return 0
+	}
+	return 100 * float64(r.PathLost()) / float64(r.Sent)
 }

@@ -7,7 +7,8 @@
 // The test header at the start of the UDP payload is 16 bytes, so a 64-byte frame
 // (60 bytes before the FCS) carries it:
 //
-//	0  magic   u16  0x4c52 "LR" (data), 0x4c45 "LE" (end of stream)
+//	0  magic   u16  0x4c52 "LR" (data), 0x4c45 "LE" (end of stream), 0x4c44 "LD" (a
+//	                reflector's drop report: bytes 4..12 = frames of the stream it dropped)
 //	2  stream  u16
 //	4  seq     u32  (the sink extends it to 64 bits); end marker: bytes 4..12 = frames sent, u64
 //	8  tx ts   48 bits of CLOCK_REALTIME nanoseconds (wraps after 78 hours)
@@ -29,6 +30,7 @@ import (
 const (
 	Magic     = 0x4c52
 	EndMagic  = 0x4c45
+	DropMagic = 0x4c44 // "LD": a reflector's drop report
 	HeaderLen = 16
 	// DstPort is the UDP port of test frames (the sink also accepts any port: the magic
 	// and checksum identify a frame).

@@ -317,3 +317,45 @@ func TestHeadersMatchGopacket(t *testing.T) {
 		}
 	}
 }
+
+// TestDropReport: a reflector turns a received frame into a drop report; it still
+// carries valid IPv4 and UDP checksums, parses as a report of its stream with the count,
+// and the counter keeps the highest count, not as loss on the path.
+func TestDropReport(t *testing.T) {
+	for _, vlan := range []int{0, 7} {
+		b := builder(t, []int{128}, 1, vlan)
+		f := make([]byte, 256)
+		n := b.Frame(f, 41, 123456)
+		if !MakeDropReport(f[:n], 9) {
+			t.Fatal("a test frame was not made a report")
+		}
+		checkFrame(t, f[:n])
+		in, k := Parse(f[:n])
+		if k != DropReport || in.Stream != 7 || in.Sent != 9 {
+			t.Fatalf("vlan %d: parsed %v %+v", vlan, k, in)
+		}
+		c := NewCounter(7)
+		for seq := uint64(0); seq < 10; seq++ {
+			if seq != 3 && seq != 4 {
+				m := b.Frame(f, seq, 1)
+				c.Add(f[:m], 2)
+			}
+		}
+		for _, d := range []uint64{1, 2, 1} { // a late, lower report changes nothing
+			m := b.Frame(f, 0, 1)
+			MakeDropReport(f[:m], d)
+			c.Add(f[:m], 3)
+		}
+		r := c.Result(10, 0)
+		if r.Lost != 2 || r.ReflectorDrops != 2 || r.PathLost() != 0 || r.Foreign != 0 {
+			t.Fatalf("vlan %d: %+v, path lost %d", vlan, r, r.PathLost())
+		}
+		r.SenderDrops = 5 // more dropped than lost (counters of other traffic): none on the path
+		if r.PathLost() != 0 {
+			t.Fatalf("path lost %d", r.PathLost())
+		}
+	}
+	if MakeDropReport([]byte("not a frame at all, just text to be left alone......................."), 1) {
+		t.Fatal("a foreign frame was made a report")
+	}
+}

@@ -11,6 +11,10 @@ func (r Result) Text(head string) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "%s stream %d: received %d of %d, lost %d (%.4f%%), reordered %d, duplicated %d, corrupted %d, foreign %d\n",
 		head, r.Stream, r.Received, r.Sent, r.Lost, r.LossPct, r.Reordered, r.Duplicated, r.Corrupted, r.Foreign)
+	if r.SenderDrops > 0 || r.ReflectorDrops > 0 {
+		fmt.Fprintf(&s, "  of the lost: %d dropped by the sending port's driver, %d by the reflector; %d (%.4f%%) lost on the path\n",
+			r.SenderDrops, r.ReflectorDrops, r.PathLost(), r.PathLossPct())
+	}
 	fmt.Fprintf(&s, "  %.0f fps, %.2f Mbit/s L2, %.2f Mbit/s wire over %.2f s\n", r.PPS, r.L2Mbps, r.WireMbps, r.Seconds)
 	if l := r.Latency; l != nil {
 		fmt.Fprintf(&s, "  latency (%s): p50 %.1fus  p90 %.1fus  p99 %.1fus  p99.9 %.1fus  max %.1fus\n", r.LatencyKind,

@@ -145,12 +145,17 @@ func Reflect(ctx context.Context, rx *RX, tx *TX, mac net.HardwareAddr, duration
 	start := time.Now()
 	nextProgress := time.Second
 	var txErr error
+	// Frames the TX ring had no room for, per stream, and a frame of each stream with
+	// drops not yet reported, to make the report from (see frames.MakeDropReport).
+	drops := map[uint16]uint64{}
+	pending := map[uint16][]byte{}
 	handle := func(f []byte, _ int64) {
 		if len(f) < 14 || !bytes.Equal(f[:6], mac) {
 			st.Foreign++
 			return
 		}
-		if _, k := frames.Parse(f); k == frames.Foreign {
+		in, k := frames.Parse(f)
+		if k == frames.Foreign {
 			st.Foreign++
 			return
 		}
@@ -160,6 +165,12 @@ func Reflect(ctx context.Context, rx *RX, tx *TX, mac net.HardwareAddr, duration
 		}
 		if slot == nil || len(f) > len(slot) {
 			st.Dropped++
+			if k == frames.Data {
+				drops[in.Stream]++
+				if pending[in.Stream] == nil {
+					pending[in.Stream] = append([]byte(nil), f...)
+				}
+			}
 			return
 		}
 		n := copy(slot, f)
@@ -167,9 +178,27 @@ func Reflect(ctx context.Context, rx *RX, tx *TX, mac net.HardwareAddr, duration
 		tx.Commit(n)
 		st.Reflected++
 	}
+	// report tells each sender how many of its stream's frames were dropped here, so
+	// they are not taken for loss on the path; counts are cumulative.
+	report := func() {
+		for stream, f := range pending {
+			slot, _ := tx.Slot()
+			if slot == nil || len(f) > len(slot) {
+				return
+			}
+			n := copy(slot, f)
+			frames.MakeDropReport(slot[:n], drops[stream])
+			frames.SwapMACs(slot[:n])
+			tx.Commit(n)
+			st.Reports++
+			delete(pending, stream)
+		}
+	}
 	for {
 		el := time.Since(start)
 		if ctx.Err() != nil || (duration > 0 && el >= duration) {
+			tx.Drain(time.Second)
+			report()
 			tx.Drain(time.Second)
 			return st, nil
 		}
@@ -183,6 +212,7 @@ func Reflect(ctx context.Context, rx *RX, tx *TX, mac net.HardwareAddr, duration
 		if txErr != nil {
 			return st, txErr
 		}
+		report()
 		if err := tx.Kick(); err != nil {
 			return st, err
 		}

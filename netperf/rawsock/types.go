@@ -43,5 +43,6 @@ type SinkOptions struct {
 type ReflectStats struct {
 	Reflected uint64 `json:"reflected"`
 	Foreign   uint64 `json:"foreign"`
-	Dropped   uint64 `json:"dropped"` // test frames the TX ring had no room for
+	Dropped   uint64 `json:"dropped"`      // test frames the TX ring had no room for
+	Reports   uint64 `json:"drop_reports"` // drop reports sent back to the senders
 }

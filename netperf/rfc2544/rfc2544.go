@@ -39,13 +39,49 @@ type Config struct {
 	Progress   func(string)
 }
 
-// Point is one trial's outcome.
+// Point is one trial's outcome. Lost and LossPct are frames lost on the path, the thing
+// under test; frames the sending port's driver refused and frames the reflector had no
+// TX room for are counted apart, and so is the sender falling short of the offered
+// count (a generator the CPU cannot keep at the rate), which sends fewer, not loses.
 type Point struct {
-	Percent float64 `json:"percent"`
-	FPS     float64 `json:"fps"`
-	Sent    uint64  `json:"sent"`
-	Lost    uint64  `json:"lost"`
-	LossPct float64 `json:"loss_pct"`
+	Percent        float64 `json:"percent"`
+	FPS            float64 `json:"fps"`
+	Offered        uint64  `json:"offered,omitempty"`
+	Sent           uint64  `json:"sent"`
+	Lost           uint64  `json:"lost"`
+	LossPct        float64 `json:"loss_pct"`
+	SenderDrops    uint64  `json:"sender_drops,omitempty"`
+	ReflectorDrops uint64  `json:"reflector_drops,omitempty"`
+	SenderShort    uint64  `json:"sender_short,omitempty"`
+}
+
+// point sums a trial up, loss counted on the path only.
+func point(pct, fps float64, res frames.Result) Point {
+	p := Point{Percent: pct, FPS: fps, Offered: res.Offered, Sent: res.Sent, Lost: res.PathLost(), LossPct: res.PathLossPct(),
+		SenderDrops: res.SenderDrops, ReflectorDrops: res.ReflectorDrops}
+	// A shortfall of more than 1% (and a frame) is the sender's, worth saying.
+	if res.Offered > res.Sent && float64(res.Offered-res.Sent) > max(1, 0.01*float64(res.Offered)) {
+		p.SenderShort = res.Offered - res.Sent
+	}
+	return p
+}
+
+// apart says what a trial lost that was not the path's.
+func (p Point) apart() string {
+	var s []string
+	if p.SenderDrops > 0 {
+		s = append(s, fmt.Sprintf("%d dropped by the sending port's driver", p.SenderDrops))
+	}
+	if p.ReflectorDrops > 0 {
+		s = append(s, fmt.Sprintf("%d dropped by the reflector", p.ReflectorDrops))
+	}
+	if p.SenderShort > 0 {
+		s = append(s, fmt.Sprintf("the sender fell %d short of %d offered", p.SenderShort, p.Offered))
+	}
+	if len(s) == 0 {
+		return ""
+	}
+	return " (not counted as loss: " + strings.Join(s, "; ") + ")"
 }
 
 // SizeResult is every test's outcome for one frame size.
@@ -127,7 +163,7 @@ func Run(ctx context.Context, t Trialer, c Config) ([]SizeResult, error) {
 		trial := func(pct float64, count uint64) (frames.Result, Point, error) {
 			fps := line * pct / 100
 			res, err := t.Trial(ctx, size, fps, c.Trial, count)
-			p := Point{Percent: pct, FPS: fps, Sent: res.Sent, Lost: res.Lost, LossPct: res.LossPct}
+			p := point(pct, fps, res)
 			if err == nil && res.Sent == 0 {
 				err = fmt.Errorf("a trial at %.2f%% sent nothing", pct)
 			}
@@ -146,7 +182,7 @@ func Run(ctx context.Context, t Trialer, c Config) ([]SizeResult, error) {
 				return out, err
 			}
 			r.Latency = &Latency{FPS: r.Throughput.FPS, Kind: res.LatencyKind, NS: res.Latency}
-			c.say("%d bytes: latency at %.2f%%: %v", size, r.Throughput.Percent, res.Latency)
+			c.say("%d bytes: latency at %.2f%%: %s", size, r.Throughput.Percent, latencyText(res.LatencyKind, res.Latency))
 		}
 		if !slices.Contains(c.Tests, "throughput") {
 			r.Throughput = nil
@@ -159,7 +195,7 @@ func Run(ctx context.Context, t Trialer, c Config) ([]SizeResult, error) {
 					return out, err
 				}
 				r.Loss = append(r.Loss, p)
-				c.say("%d bytes: frame loss at %.0f%%: %.3f%% (%d of %d)", size, pct, p.LossPct, p.Lost, p.Sent)
+				c.say("%d bytes: frame loss at %.0f%%: %.3f%% (%d of %d)%s", size, pct, p.LossPct, p.Lost, p.Sent, p.apart())
 				if p.Lost == 0 {
 					clean++
 				} else {
@@ -187,13 +223,13 @@ func (c *Config) throughput(size int, trial func(float64, uint64) (frames.Result
 	lo, hi := 0.0, 100.0
 	pct := 100.0
 	for i := 0; i < 64; i++ {
-		res, p, err := trial(pct, 0)
+		_, p, err := trial(pct, 0)
 		if err != nil {
 			return nil, err
 		}
 		tp.Trials = append(tp.Trials, p)
-		pass := res.LossPct <= c.LossTol
-		c.say("%d bytes: throughput trial at %.3f%% (%.0f fps): loss %.3f%% %s", size, pct, p.FPS, res.LossPct, map[bool]string{true: "pass", false: "fail"}[pass])
+		pass := p.LossPct <= c.LossTol
+		c.say("%d bytes: throughput trial at %.3f%% (%.0f fps): loss %.3f%% %s%s", size, pct, p.FPS, p.LossPct, map[bool]string{true: "pass", false: "fail"}[pass], p.apart())
 		if pass {
 			lo = pct
 			if pct == 100 {
@@ -235,7 +271,7 @@ func (c *Config) backToBack(size int, line float64, trial func(float64, uint64) 
 			return nil, err
 		}
 		b.Trials = append(b.Trials, p)
-		c.say("%d bytes: back-to-back burst of %d frames: lost %d", size, n, p.Lost)
+		c.say("%d bytes: back-to-back burst of %d frames: lost %d%s", size, n, p.Lost, p.apart())
 		if p.Lost == 0 {
 			lo = n
 			if n == maxN {
@@ -263,10 +299,10 @@ func Table(rs []SizeResult) string {
 			fmt.Fprintf(&s, "  throughput    %10.0f fps  %7.3f%%  %8.2f Mbit/s L2  %8.2f Mbit/s wire  (%d trials)\n", t.FPS, t.Percent, t.L2Mbps, t.WireMbps, len(t.Trials))
 		}
 		if l := r.Latency; l != nil && l.NS != nil {
-			fmt.Fprintf(&s, "  latency       at %.0f fps, %s: p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n", l.FPS, l.Kind, us(l.NS.P50), us(l.NS.P90), us(l.NS.P99), us(l.NS.P999), us(l.NS.Max))
+			fmt.Fprintf(&s, "  latency       at %.0f fps, %s\n", l.FPS, latencyText(l.Kind, l.NS))
 		}
 		for _, p := range r.Loss {
-			fmt.Fprintf(&s, "  frame loss    at %5.1f%%  %10.0f fps  %8.4f%%  (%d of %d)\n", p.Percent, p.FPS, p.LossPct, p.Lost, p.Sent)
+			fmt.Fprintf(&s, "  frame loss    at %5.1f%%  %10.0f fps  %8.4f%%  (%d of %d)%s\n", p.Percent, p.FPS, p.LossPct, p.Lost, p.Sent, p.apart())
 		}
 		if b := r.BackToBack; b != nil {
 			fmt.Fprintf(&s, "  back-to-back  %d frames (%.4f s at line rate, %d trials)\n", b.Frames, b.Seconds, len(b.Trials))
@@ -275,4 +311,12 @@ func Table(rs []SizeResult) string {
 	return s.String()
 }
 
-func us(ns int64) string { return fmt.Sprintf("%.1fus", float64(ns)/1e3) }
+func us(ns int64) string { return fmt.Sprintf("%.1f µs", float64(ns)/1e3) }
+
+// latencyText is a latency's percentiles in µs, or why there are none.
+func latencyText(kind string, l *frames.Latency) string {
+	if l == nil {
+		return "no frame came back: no latency"
+	}
+	return fmt.Sprintf("%s: p50 %s  p90 %s  p99 %s  p99.9 %s  max %s", kind, us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.Max))
+}

@@ -121,3 +121,53 @@ func TestConfigBad(t *testing.T) {
 		}
 	}
 }
+
+// dropsApart is a clean path whose sender's driver and reflector drop frames of their
+// own, and whose sender falls short at high rates: none of it is the path's loss.
+type dropsApart struct{ fakeLink }
+
+func (f *dropsApart) Trial(ctx context.Context, size int, fps float64, d time.Duration, count uint64) (frames.Result, error) {
+	offered := count
+	if count == 0 {
+		offered = uint64(fps * d.Seconds())
+	}
+	sent := offered
+	if fps > 1e6 {
+		sent = offered * 9 / 10 // the generator reaches 90% of the rate
+	}
+	r := frames.Result{Offered: offered, Sent: sent, SenderDrops: sent / 100, ReflectorDrops: sent / 50, LatencyKind: "round-trip",
+		Latency: &frames.Latency{P50: 12345, P90: 20000, P99: 30000, P999: 40000, Max: 50000}}
+	r.Lost = r.SenderDrops + r.ReflectorDrops
+	r.Received = sent - r.Lost
+	r.LossPct = 100 * float64(r.Lost) / float64(sent)
+	return r, nil
+}
+
+func TestLossApartFromPath(t *testing.T) {
+	var lines []string
+	c := Config{Sizes: []int{64}, Trial: time.Second, Res: 1, LinkMbps: 1000, Tests: AllTests, Progress: func(s string) { lines = append(lines, s) }}
+	rs, err := Run(context.Background(), &dropsApart{}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rs[0]
+	if r.Throughput.Percent != 100 || len(r.Throughput.Trials) != 1 {
+		t.Fatalf("throughput %+v: the drops apart are not the path's loss", r.Throughput)
+	}
+	p := r.Throughput.Trials[0]
+	if p.Lost != 0 || p.LossPct != 0 || p.SenderDrops == 0 || p.ReflectorDrops == 0 || p.SenderShort == 0 {
+		t.Fatalf("trial %+v", p)
+	}
+	all := strings.Join(lines, "\n")
+	for _, want := range []string{"dropped by the sending port's driver", "dropped by the reflector", "the sender fell", "p50 12.3 µs", "p99 30.0 µs"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("progress does not say %q:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "&{") {
+		t.Errorf("progress prints a Go struct:\n%s", all)
+	}
+	if table := Table(rs); !strings.Contains(table, "p50 12.3 µs") {
+		t.Errorf("table:\n%s", table)
+	}
+}
