@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -62,4 +63,15 @@ func Capture(ctx context.Context, api string, interval time.Duration, ifaces []s
 		return nil, nil, 0, err
 	}
 	return buf.Bytes(), m, len(samples[0].Entries) + len(samples[1].Entries), nil
+}
+
+// Check reads an archive as Open does, into a directory it removes again, and returns
+// its manifest: the archive is one linerate can diagnose.
+func Check(archive []byte) (*Manifest, error) {
+	dir, err := os.MkdirTemp("", "linerate-snapshot-check-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	return Extract(bytes.NewReader(archive), dir)
 }

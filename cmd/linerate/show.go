@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/zynqnet/linerate/nic"
+	"github.com/zynqnet/linerate/snapshot"
 )
 
 const showUsage = `Usage: linerate show [IFACE...] [--json] [--root DIR] [--ethtool-api auto|netlink|ioctl]
@@ -21,6 +23,7 @@ Flags:
   --json               print a JSON array, one object per interface
   --root DIR           read a captured tree (DIR/sys, DIR/proc and DIR/linerate/kernel.json)
                        instead of this machine
+  --from FILE          read a snapshot archive ('linerate snapshot'; its second sample)
   --ethtool-api API    auto (netlink, ioctl where netlink lacks a message), netlink, or
                        ioctl (the path kernels before 5.6 take)
 `
@@ -29,6 +32,7 @@ Flags:
 type showConfig struct {
 	json   bool
 	root   string
+	from   string
 	api    string
 	ifaces []string
 }
@@ -43,12 +47,16 @@ func showCommand() command {
 			fs := flag.NewFlagSet("show", flag.ContinueOnError)
 			fs.BoolVar(&c.json, "json", false, "")
 			fs.StringVar(&c.root, "root", "", "")
+			fs.StringVar(&c.from, "from", "", "")
 			fs.StringVar(&c.api, "ethtool-api", nic.APIAuto, "")
 			pos, err := parseFlags(fs, args)
 			if err != nil {
 				return err
 			}
 			c.ifaces = pos
+			if c.from != "" && c.root != "" {
+				return usageError("--from and --root exclude each other")
+			}
 			switch c.api {
 			case nic.APIAuto, nic.APINetlink, nic.APIIoctl:
 			default:
@@ -60,7 +68,16 @@ func showCommand() command {
 }
 
 func (c *showConfig) run(stdout io.Writer) error {
-	r, closeFn, err := nic.Open(c.root, c.api)
+	root := c.root
+	if c.from != "" {
+		dir, m, cleanup, err := snapshot.Open(c.from)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		root = filepath.Join(dir, m.Samples[len(m.Samples)-1])
+	}
+	r, closeFn, err := nic.Open(root, c.api)
 	if err != nil {
 		return err
 	}

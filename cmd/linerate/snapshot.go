@@ -5,22 +5,31 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/zynqnet/linerate/internal/atomicfile"
+	"github.com/zynqnet/linerate/internal/badinput"
+	"github.com/zynqnet/linerate/internal/consolecap"
 	"github.com/zynqnet/linerate/nic"
 	"github.com/zynqnet/linerate/snapshot"
 )
 
 const snapshotUsage = `Usage: linerate snapshot [IFACE...] -o FILE.tar.gz [--interval 3s]
+       linerate snapshot --from-console SERIAL.log -o FILE.tar.gz
 
 Captures every file and kernel answer that doctor reads (sysfs, procfs, ethtool and
 rtnetlink answers, the live device tree's GEM nodes), twice, --interval apart, into one
 archive with a manifest. 'linerate doctor --from FILE.tar.gz' on any machine then gives
 the findings doctor gives on this one. Without IFACE: every interface but loopback.
 
+A board with only a serial console prints its snapshot there (the tester image's
+linerate.run=capture job, between "==== LINERATE CAPTURE" lines); --from-console takes
+it back out of the console's log, checked against its size and SHA-256.
+
 Flags:
   -o FILE            the archive to write (required)
+  --from-console LOG the last capture printed in a serial console log
   --interval D       time between the two samples (default 3s)
   --ethtool-api API  auto, netlink or ioctl
 `
@@ -35,12 +44,19 @@ func snapshotCommand() command {
 			out := fs.String("o", "", "")
 			interval := fs.Duration("interval", 3*time.Second, "")
 			api := fs.String("ethtool-api", nic.APIAuto, "")
+			fromConsole := fs.String("from-console", "", "")
 			ifaces, err := parseFlags(fs, args)
 			if err != nil {
 				return err
 			}
 			if *out == "" {
 				return usageError("-o FILE.tar.gz is required")
+			}
+			if *fromConsole != "" {
+				if len(ifaces) > 0 {
+					return usageError("--from-console takes no interfaces: the board chose them")
+				}
+				return snapshotFromConsole(stdout, *fromConsole, *out)
 			}
 			if *interval < 0 || *interval > time.Hour {
 				return usageError("--interval %v: want 0 to 1h", *interval)
@@ -60,5 +76,27 @@ func writeSnapshot(ctx context.Context, stdout io.Writer, out string, interval t
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s: %d entries, %d bytes, interfaces %v, %v between samples\n", out, n, len(archive), m.Interfaces, interval)
+	return nil
+}
+
+// snapshotFromConsole takes the snapshot a board printed on its console out of the log,
+// checks that it is one (it opens as doctor would) and writes it.
+func snapshotFromConsole(stdout io.Writer, logFile, out string) error {
+	log, err := os.ReadFile(logFile)
+	if err != nil {
+		return badinput.Errorf("--from-console %s: %w", logFile, err)
+	}
+	archive, err := consolecap.Read(log)
+	if err != nil {
+		return badinput.Errorf("--from-console %s: %w", logFile, err)
+	}
+	m, err := snapshot.Check(archive)
+	if err != nil {
+		return badinput.Errorf("--from-console %s: the capture is not a snapshot: %w", logFile, err)
+	}
+	if err := atomicfile.Write(out, archive, 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s: %d bytes, interfaces %v, %v between samples, taken by linerate %s\n", out, len(archive), m.Interfaces, m.Interval(), m.Version)
 	return nil
 }

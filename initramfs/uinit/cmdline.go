@@ -37,6 +37,7 @@ var Jobs = map[string]string{
 	"demo":     "show and doctor of the port, then iperf3 to the peer both ways",
 	"e2e":      "the end-to-end checks of make test: show --json, tune and revert, iperf3 both ways",
 	"validate": "linerate validate of the factory plan (linerate.plan=): the verdict line, reports to the station",
+	"capture":  "linerate snapshot of the port, printed on the console in base64 (scripts/capture-board keeps it)",
 }
 
 // Problem is a command-line value the uinit cannot use; it is printed on the console and

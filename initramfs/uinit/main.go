@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/zynqnet/linerate/internal/consolecap"
 )
 
 const linerate = "/bbin/linerate"
@@ -232,6 +234,9 @@ func runJob(cfg Config, iface string) int {
 		fmt.Fprintf(console, "LINERATE DEMO %s: board to station %.1f Mbit/s, station to board %.1f Mbit/s\n",
 			map[bool]string{true: "PASS", false: "FAIL"}[worst == 0], mbps(up), mbps(down))
 		return worst
+	case "capture":
+		rc, _ := capture(iface)
+		return rc
 	case "e2e":
 		worst := 0
 		note := func(rc int) {
@@ -240,6 +245,8 @@ func runJob(cfg Config, iface string) int {
 			}
 		}
 		rc, _ := step("show-json", "show", "--json", iface)
+		note(rc)
+		rc, _ = capture(iface)
 		note(rc)
 		profile := "/tmp/e2e-rings.yaml"
 		os.WriteFile(profile, []byte("name: e2e-rings\nknobs:\n  rings.rx: 1024\n  rings.tx: 1024\nrequired: [rings.rx, rings.tx]\n"), 0o644)
@@ -261,6 +268,25 @@ func runJob(cfg Config, iface string) int {
 		return worst
 	}
 	return 0
+}
+
+// capture takes a snapshot of the port (what doctor and show read, twice) and prints it
+// on the console between consolecap's markers, so a board with nothing but a serial
+// line hands its state to a bring-up engineer ('linerate snapshot --from-console').
+func capture(iface string) (int, error) {
+	const file = "/tmp/linerate-capture.tar.gz"
+	if rc, _ := step("snapshot", "snapshot", "-o", file, "--interval", "2s", iface); rc != 0 {
+		return rc, nil
+	}
+	b, err := os.ReadFile(file)
+	if err == nil {
+		err = consolecap.Write(console, b)
+	}
+	if err != nil {
+		fmt.Fprintf(console, "capture: %v\n", err)
+		return 1, err
+	}
+	return 0, nil
 }
 
 // shellForever runs the default shell on the console and starts it again when it ends.
