@@ -1,19 +1,49 @@
 package doctor
 
 import (
+	"encoding/json"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/zynqnet/linerate/board"
 	"github.com/zynqnet/linerate/nic"
+	"github.com/zynqnet/linerate/snapshot"
 )
 
-const fixtures = "../testdata/show"
+const (
+	fixtures = "../testdata/show"
+	captures = "../testdata/captures"
+)
 
-// read samples a fixture tree (testdata/show, see its README).
+// capCache holds each capture's sample as JSON: extracted once, copied for each case.
+var (
+	capMu    sync.Mutex
+	capCache = map[string][]byte{}
+)
+
+// read samples a fixture tree (testdata/show, see its README), or with "capture:BOARD"
+// the second sample of a snapshot captured on the emulated board (testdata/captures).
 func read(t *testing.T, fx string) *nic.Sample {
 	t.Helper()
+	if board, ok := strings.CutPrefix(fx, "capture:"); ok {
+		capMu.Lock()
+		defer capMu.Unlock()
+		if capCache[board] == nil {
+			_, after, _, err := snapshot.Samples(filepath.Join(captures, board+".tar.gz"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			capCache[board], _ = json.Marshal(after)
+		}
+		var s nic.Sample // a fresh copy for each case to change
+		if err := json.Unmarshal(capCache[board], &s); err != nil {
+			t.Fatal(err)
+		}
+		return &s
+	}
 	root := filepath.Join(fixtures, fx)
 	k, err := nic.OpenCaptured(root)
 	if err != nil {
@@ -187,6 +217,141 @@ var ruleCases = []ruleCase{
 		}},
 }
 
+// captureCases are rules on the snapshots captured on the emulated boards' real macb
+// (testdata/captures): the same rules over what the kernel really answered.
+var captureCases = []ruleCase{
+	{id: "LINK_DOWN", fixture: "capture:zc702", sev: Fail,
+		trigger: func(b, a *nic.Sample) { a.Interfaces[0].Link.Carrier = false },
+		clear:   func(b, a *nic.Sample) {}},
+	{id: "RX_ERRORS_RISING", fixture: "capture:zc702", sev: Fail,
+		trigger: func(b, a *nic.Sample) { bump(a, "rx_frame_check_sequence_errors", 5) },
+		clear:   func(b, a *nic.Sample) { bump(a, "rx_frames", 5000) }},
+	{id: "RX_DROPS_RISING", fixture: "capture:zcu102", sev: Fail,
+		trigger: func(b, a *nic.Sample) { bump(a, "rx_resource_errors", 12) },
+		clear:   func(b, a *nic.Sample) {}},
+	{id: "TX_ERRORS_RISING", fixture: "capture:zc702", sev: Fail,
+		trigger: func(b, a *nic.Sample) { bump(a, "tx_underrun", 1) },
+		clear:   func(b, a *nic.Sample) { bump(a, "tx_frames", 1) }},
+	{id: "RINGS_SMALL", fixture: "capture:zcu102", sev: Warn,
+		trigger: func(b, a *nic.Sample) { bump(a, "q0_rx_dropped", 40) },
+		clear: func(b, a *nic.Sample) {
+			bump(a, "q0_rx_dropped", 40)
+			a.Interfaces[0].Rings.RX = 8192
+		}},
+	{id: "NAPI_WEIGHT_MYTH", fixture: "capture:zcu102", sev: Info,
+		trigger: func(b, a *nic.Sample) {},
+		clear:   func(b, a *nic.Sample) { a.Interfaces[0].Driver.Name = "igb" }},
+	// QEMU's xilinx-zynq-a9 runs one of the ZC702's two cores: doctor says so.
+	{id: "CPUS_OFFLINE", fixture: "capture:zc702", sev: Warn,
+		trigger: func(b, a *nic.Sample) {},
+		clear:   func(b, a *nic.Sample) { a.Interfaces[0].Platform.CPUs, a.Interfaces[0].Platform.CPUsOnline = 2, "0-1" }},
+	{id: "SINGLE_QUEUE_NO_RPS", fixture: "capture:zc702", sev: Warn,
+		trigger: func(b, a *nic.Sample) { a.Interfaces[0].Platform.CPUs = 2 },
+		clear:   func(b, a *nic.Sample) {}},
+	{id: "NO_IRQ_COALESCING", fixture: "capture:zcu102", sev: Warn,
+		trigger: func(b, a *nic.Sample) {},
+		clear: func(b, a *nic.Sample) {
+			a.Interfaces[0].NAPI.DeferHardIRQs = i64(2)
+			a.Interfaces[0].NAPI.GROFlushTimeout = i64(200000)
+		}},
+	{id: "SOCKET_BUFFERS_SMALL", fixture: "capture:zc702", sev: Warn,
+		trigger: func(b, a *nic.Sample) {},
+		clear: func(b, a *nic.Sample) {
+			s := a.Interfaces[0].Sysctl
+			s["net.core.rmem_max"], s["net.core.wmem_max"] = str("4194304"), str("4194304")
+		}},
+	{id: "JUMBO_UNSUPPORTED_SOC", fixture: "capture:zc702", sev: Fail,
+		trigger: func(b, a *nic.Sample) { a.Interfaces[0].MTU = 9000 },
+		clear:   func(b, a *nic.Sample) {}},
+	// The ZynqMP's macb reports its own max_mtu (10222) in the capture.
+	{id: "MTU_ABOVE_HW_MAX", fixture: "capture:zcu102", sev: Fail,
+		trigger: func(b, a *nic.Sample) { a.Interfaces[0].MTU = 10240 },
+		clear:   func(b, a *nic.Sample) { a.Interfaces[0].MTU = 9000 }},
+	{id: "IRQS_ON_ONE_CPU", fixture: "capture:zcu102", sev: Warn,
+		trigger: func(b, a *nic.Sample) { a.Interfaces[0].IRQs[0].PerCPU[0] += 5000 },
+		clear: func(b, a *nic.Sample) {
+			for cpu := range a.Interfaces[0].IRQs[0].PerCPU {
+				a.Interfaces[0].IRQs[0].PerCPU[cpu] += 1250
+			}
+		}},
+}
+
+// boundaryCases put each threshold's value on either side of it: the rule fires one
+// step past the threshold and not at it, so a threshold cannot move unnoticed.
+var boundaryCases = []ruleCase{
+	{id: "RINGS_LARGE_FOR_LATENCY", fixture: "capture:zcu102", profile: Latency, sev: Warn,
+		trigger: func(b, a *nic.Sample) {
+			a.Interfaces[0].Rings.RX, a.Interfaces[0].Rings.TX = latencyRingMax+1, latencyRingMax
+		},
+		clear: func(b, a *nic.Sample) {
+			a.Interfaces[0].Rings.RX, a.Interfaces[0].Rings.TX = latencyRingMax, latencyRingMax
+		}},
+	{id: "RINGS_LARGE_FOR_LATENCY", fixture: "capture:zcu102", profile: Latency, sev: Warn,
+		trigger: func(b, a *nic.Sample) { a.Interfaces[0].Rings.TX = latencyRingMax + 1 },
+		clear:   func(b, a *nic.Sample) { a.Interfaces[0].Rings.TX = latencyRingMax }},
+	{id: "RINGS_LARGE_FOR_LATENCY", fixture: "capture:zcu102", profile: Latency, sev: Warn,
+		trigger: func(b, a *nic.Sample) { a.Interfaces[0].Rings.RX = 1025 }, // the number, not only the constant
+		clear:   func(b, a *nic.Sample) { a.Interfaces[0].Rings.RX = 1024 }},
+	{id: "IRQS_ON_ONE_CPU", fixture: "capture:zcu102", sev: Warn,
+		trigger: func(b, a *nic.Sample) {
+			a.Interfaces[0].IRQs[0].PerCPU[0] += 950
+			a.Interfaces[0].IRQs[0].PerCPU[1] += 50
+		},
+		clear: func(b, a *nic.Sample) {
+			a.Interfaces[0].IRQs[0].PerCPU[0] += 949
+			a.Interfaces[0].IRQs[0].PerCPU[1] += 51
+		}},
+	{id: "IRQS_ON_ONE_CPU", fixture: "capture:zcu102", sev: Warn,
+		// An idle interval falls back to the counts since boot, judged from 1000 on.
+		trigger: func(b, a *nic.Sample) {
+			b.Interfaces[0].IRQs[0].PerCPU[0] += irqBootMin - 6
+			a.Interfaces[0].IRQs[0].PerCPU[0] += irqBootMin - 6
+		},
+		clear: func(b, a *nic.Sample) {
+			b.Interfaces[0].IRQs[0].PerCPU[0] += irqBootMin - 7
+			a.Interfaces[0].IRQs[0].PerCPU[0] += irqBootMin - 7
+		}},
+	{id: "SOCKET_BUFFERS_SMALL", fixture: "capture:zc702", sev: Warn,
+		trigger: func(b, a *nic.Sample) {
+			s := a.Interfaces[0].Sysctl
+			s["net.core.rmem_max"], s["net.core.wmem_max"] = str("4194303"), str("4194304")
+		},
+		clear: func(b, a *nic.Sample) {
+			s := a.Interfaces[0].Sysctl
+			s["net.core.rmem_max"], s["net.core.wmem_max"] = str("4194304"), str("4194304")
+		}},
+	{id: "DEEP_CSTATES", fixture: "pcie-igb", profile: Latency, sev: Warn,
+		trigger: func(b, a *nic.Sample) { onlyIdleState(a, deepCStateUS+1) },
+		clear:   func(b, a *nic.Sample) { onlyIdleState(a, deepCStateUS) }},
+	{id: "HW_COALESCING_OFF", fixture: "pcie-igb", sev: Warn,
+		trigger: func(b, a *nic.Sample) { a.Interfaces[0].Coalesce["rx-usecs"] = 0 },
+		clear:   func(b, a *nic.Sample) { a.Interfaces[0].Coalesce["rx-usecs"] = 1 }},
+	{id: "HW_COALESCING_OFF", fixture: "pcie-igb", sev: Warn,
+		trigger: func(b, a *nic.Sample) {
+			a.Interfaces[0].Coalesce["rx-usecs"], a.Interfaces[0].Coalesce["rx-frames"] = 0, 1
+		},
+		clear: func(b, a *nic.Sample) {
+			a.Interfaces[0].Coalesce["rx-usecs"], a.Interfaces[0].Coalesce["rx-frames"] = 0, 2
+		}},
+	{id: "HW_COALESCING_OFF", fixture: "pcie-igb", sev: Warn,
+		trigger: func(b, a *nic.Sample) { a.Interfaces[0].Coalesce["rx-usecs"] = 0 },
+		clear: func(b, a *nic.Sample) {
+			a.Interfaces[0].Coalesce["rx-usecs"], a.Interfaces[0].Coalesce["adaptive-rx"] = 0, 1
+		}},
+}
+
+// onlyIdleState leaves each CPU one enabled idle state, of the given exit latency.
+func onlyIdleState(a *nic.Sample, us int64) {
+	for _, ci := range a.Interfaces[0].Platform.CPUIdle {
+		for j := range ci.States {
+			ci.States[j].Disabled = j != 0
+			if j == 0 {
+				ci.States[j].LatencyUS = us
+			}
+		}
+	}
+}
+
 func diagnose(t *testing.T, c ruleCase, mutate func(b, a *nic.Sample)) *Interface {
 	t.Helper()
 	b, a := read(t, c.fixture), read(t, c.fixture)
@@ -223,7 +388,7 @@ func find(ifc *Interface, id string) *Finding {
 
 func TestRules(t *testing.T) {
 	covered := map[string]bool{}
-	for _, c := range ruleCases {
+	for _, c := range append(append(append([]ruleCase{}, ruleCases...), captureCases...), boundaryCases...) {
 		covered[c.id] = true
 		t.Run(c.id+"/"+c.fixture, func(t *testing.T) {
 			got := diagnose(t, c, c.trigger)
@@ -245,7 +410,7 @@ func TestRules(t *testing.T) {
 		"IRQS_ON_ONE_CPU", "CHANNELS_BELOW_MAX", "RINGS_SMALL", "RINGS_LARGE_FOR_LATENCY", "NO_IRQ_COALESCING",
 		"SOCKET_BUFFERS_SMALL", "PROMISC_ON", "CAPTURE_SOCKET_OPEN", "MTU_ABOVE_HW_MAX", "JUMBO_UNSUPPORTED_SOC",
 		"CPU_GOVERNOR_NOT_PERFORMANCE", "DEEP_CSTATES", "PCIE_LINK_DOWNGRADED", "PCIE_ASPM_ON", "VIRTUAL_NIC",
-		"DT_RING_DEPTH_IGNORED", "NAPI_WEIGHT_MYTH"} {
+		"DT_RING_DEPTH_IGNORED", "NAPI_WEIGHT_MYTH", "HW_COALESCING_OFF"} {
 		if !covered[id] {
 			t.Errorf("rule %s has no table case", id)
 		}

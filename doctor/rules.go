@@ -11,13 +11,34 @@ import (
 )
 
 // rules in troubleshooting order; Diagnose also sorts findings by group.
+// The rules' thresholds, each with its boundary tested (doctor_test.go).
+const (
+	// latencyRingMax: under the latency profile, rings longer than this let queues
+	// build (RINGS_LARGE_FOR_LATENCY); 1024 descriptors are 12 ms of 1518-byte frames
+	// at 1 Gbit/s.
+	latencyRingMax = 1024
+	// irqIntervalMin and irqBootMin: fewer interrupts than this in the interval (or
+	// since boot, on an idle link) say nothing about where they land.
+	irqIntervalMin = 100
+	irqBootMin     = 1000
+	// irqOneCPUShare: this share of the interrupts on one CPU is "all on one CPU".
+	irqOneCPUShare = 0.95
+	// bufGigabit and bufFaster: socket buffer limits a TCP stream needs, up to ~30 ms
+	// RTT, at 1 Gbit/s and above (SOCKET_BUFFERS_SMALL).
+	bufGigabit = 4 << 20
+	bufFaster  = 16 << 20
+	// deepCStateUS: a C-state whose exit takes longer than this delays the first
+	// packet of a burst (DEEP_CSTATES).
+	deepCStateUS = 10
+)
+
 var rules = []func(*check){
 	linkDown, linkSpeed, linkDuplex, autonegOff, mtuRules,
 	rxErrors, rxDrops, txErrors, backlogDrops,
 	virtualNIC, napiWeightMyth, dtRingDepth,
 	cpusOffline, singleQueueNoRPS, irqsOnOneCPU, channelsBelowMax,
 	ringsSmall, ringsLargeForLatency,
-	noIRQCoalescing,
+	noIRQCoalescing, hwCoalescingOff,
 	socketBuffersSmall,
 	cpuGovernor, deepCStates,
 	pcieDowngraded, pcieASPM,
@@ -385,7 +406,7 @@ func irqsOnOneCPU(c *check) {
 		}
 	}
 	basis := "during the interval"
-	if total < 100 { // idle link: judge by the totals since boot
+	if total < irqIntervalMin { // idle link: judge by the totals since boot
 		per, total, basis = map[int]uint64{}, 0, "since boot"
 		for _, q := range c.a.IRQs {
 			for cpu, v := range q.PerCPU {
@@ -393,7 +414,7 @@ func irqsOnOneCPU(c *check) {
 				total += v
 			}
 		}
-		if total < 1000 {
+		if total < irqBootMin {
 			return
 		}
 	}
@@ -403,7 +424,7 @@ func irqsOnOneCPU(c *check) {
 			top, topN = cpu, n
 		}
 	}
-	if float64(topN) < 0.95*float64(total) {
+	if float64(topN) < irqOneCPUShare*float64(total) {
 		return
 	}
 	var irqs []string
@@ -484,7 +505,7 @@ func ringsSmall(c *check) {
 
 func ringsLargeForLatency(c *check) {
 	r := c.a.Rings
-	if c.in.Profile != Latency || r == nil || (r.RX <= 1024 && r.TX <= 1024) {
+	if c.in.Profile != Latency || r == nil || (r.RX <= latencyRingMax && r.TX <= latencyRingMax) {
 		return
 	}
 	c.add("RINGS_LARGE_FOR_LATENCY", Warn, "rings", map[string]any{"rx": r.RX, "tx": r.TX, "profile": Latency},
@@ -515,7 +536,28 @@ func noIRQCoalescing(c *check) {
 		"the driver has no interrupt coalescing (no ethtool -C) and software coalescing is off: one interrupt per few frames eats the CPU at high packet rates", fix)
 }
 
-const mib = 1 << 20
+// hwCoalescingOff: a NIC with interrupt coalescing (ethtool -C) set to none raises an
+// interrupt per received frame; under the throughput profile that costs the CPU what
+// the NIC could save it. (Under the latency profile rx-usecs 0 is a choice.)
+func hwCoalescingOff(c *check) {
+	co := c.a.Coalesce
+	if c.in.Profile != Throughput || co == nil {
+		return
+	}
+	us, ok := co["rx-usecs"]
+	if !ok || us != 0 {
+		return
+	}
+	if frames, ok := co["rx-frames"]; ok && frames > 1 {
+		return // coalescing by frame count instead
+	}
+	if adaptive, ok := co["adaptive-rx"]; ok && adaptive != 0 {
+		return // the driver adapts it
+	}
+	c.add("HW_COALESCING_OFF", Warn, "coalescing", map[string]any{"rx-usecs": us},
+		"the NIC raises an interrupt for every frame it receives (rx-usecs 0): at high packet rates interrupts take the CPU the stack needs",
+		fmt.Sprintf("ethtool -C %s rx-usecs 50 (or: linerate tune %s --profile throughput)", c.a.Name, c.a.Name))
+}
 
 func socketBuffersSmall(c *check) {
 	if c.in.Profile != Throughput {
@@ -523,9 +565,9 @@ func socketBuffersSmall(c *check) {
 	}
 	// 4 MiB covers a gigabit path up to ~30 ms RTT; faster links want 16 MiB. A virtual
 	// NIC's speed is a made-up number, so it is judged as gigabit.
-	need := 4 * mib
+	need := bufGigabit
 	if s := c.a.Link.SpeedMbps; s != nil && *s > 1000 && c.a.Kind == "" && !virtualDrivers[c.driver()] {
-		need = 16 * mib
+		need = bufFaster
 	}
 	ev := map[string]any{"needed_bytes": need}
 	var small []string
@@ -587,7 +629,7 @@ func deepCStates(c *check) {
 	for _, ci := range c.a.Platform.CPUIdle {
 		found := false
 		for i, s := range ci.States {
-			if !s.Disabled && s.LatencyUS > 10 {
+			if !s.Disabled && s.LatencyUS > deepCStateUS {
 				deep[fmt.Sprintf("state%d %s", i, s.Name)] = s.LatencyUS
 				found = true
 			}

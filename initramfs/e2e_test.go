@@ -16,6 +16,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zynqnet/linerate/internal/consolecap"
+	"github.com/zynqnet/linerate/snapshot"
 )
 
 // The end-to-end tests boot the tester image on the emulated ZC702 and ZCU102 with the
@@ -182,6 +185,15 @@ func TestBoards(t *testing.T) {
 			}
 			if r := showJSON(t, log, "show-json-reverted").Rings; r == nil || r.RX != 512 || r.TX != 512 {
 				t.Errorf("after revert, rings %+v, want 512/512", r)
+			}
+			// The capture job's snapshot comes back whole over the console and opens as
+			// a snapshot (scripts/capture-board makes testdata/captures this way).
+			if archive, err := consolecap.Read(b); err != nil {
+				t.Errorf("capture on the console: %v", err)
+			} else if m, err := snapshot.Check(archive); err != nil || len(m.Interfaces) != 1 || m.Interfaces[0] != "eth0" {
+				t.Errorf("capture: %v %+v", err, m)
+			} else {
+				t.Logf("%s: captured %d bytes over the console", board, len(archive))
 			}
 			up, down := iperfMbps(t, log, "iperf3-upload"), iperfMbps(t, log, "iperf3-download")
 			// Boot to result: from QEMU's start to the uinit's job line, by the guest clock.

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/zynqnet/linerate/nic"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
@@ -16,7 +20,13 @@ const showFixtures = "../../testdata/show"
 // golden compares got with testdata/show/golden/name, or rewrites it with -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	p := filepath.Join(showFixtures, "golden", name)
+	goldenIn(t, filepath.Join(showFixtures, "golden"), name, got)
+}
+
+// goldenIn compares got with dir/name, or rewrites it with -update.
+func goldenIn(t *testing.T, dir, name, got string) {
+	t.Helper()
+	p := filepath.Join(dir, name)
 	if *update {
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
@@ -157,4 +167,66 @@ func wantBadInput(t *testing.T, args []string, want string) {
 	if code != 2 || out != "" || len(lines) != 2 || lines[1] != hint || !strings.HasPrefix(lines[0], "linerate "+args[0]+": ") || !strings.Contains(lines[0], want) {
 		t.Errorf("%v: exit %d, stdout %q, stderr %q: want exit 2, one line saying %q and %q", args, code, out, errOut, want, hint)
 	}
+}
+
+const captures = "../../testdata/captures"
+
+// TestCapturesGolden: show and doctor over the snapshots captured on the emulated ZC702
+// and ZCU102 (the real macb driver's answers; testdata/captures/README.md).
+func TestCapturesGolden(t *testing.T) {
+	for _, b := range []string{"zc702", "zcu102"} {
+		t.Run(b, func(t *testing.T) {
+			snap := filepath.Join(captures, b+".tar.gz")
+			for _, tc := range []struct {
+				name string
+				args []string
+			}{
+				{"show.txt", []string{"show", "--from", snap}},
+				{"show.json", []string{"show", "--json", "--from", snap}},
+				{"doctor.txt", []string{"doctor", "--from", snap}},
+				{"doctor.json", []string{"doctor", "--json", "--from", snap}},
+			} {
+				out, errOut, code := runCLI(t, tc.args...)
+				if code != 0 {
+					t.Fatalf("%v: exit %d: %s", tc.args, code, errOut)
+				}
+				goldenIn(t, filepath.Join(captures, "golden"), b+"-"+tc.name, out)
+			}
+		})
+	}
+}
+
+// TestFixtureMatchesCapture: the hand-assembled ZC702 tree the synthetic rule cases
+// mutate speaks the real driver's language: the same ethtool -S names, in the same
+// order, as the emulated ZC702's macb, and the same queues.
+func TestFixtureMatchesCapture(t *testing.T) {
+	var fx, real []nic.Interface
+	if err := json.Unmarshal([]byte(mustCLI(t, "show", "--json", "--root", filepath.Join(showFixtures, "zynq7000-gem"), "eth0")), &fx); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(mustCLI(t, "show", "--json", "--from", filepath.Join(captures, "zc702.tar.gz"), "eth0")), &real); err != nil {
+		t.Fatal(err)
+	}
+	names := func(i nic.Interface) (out []string) {
+		for _, c := range i.Stats.Driver {
+			out = append(out, c.Name)
+		}
+		return out
+	}
+	if a, b := names(fx[0]), names(real[0]); !reflect.DeepEqual(a, b) {
+		t.Errorf("driver statistics differ:\nfixture %v\ncapture %v", a, b)
+	}
+	if fx[0].Driver.Name != real[0].Driver.Name || fx[0].NumRxQueues != real[0].NumRxQueues || fx[0].NumTxQueues != real[0].NumTxQueues ||
+		fx[0].Rings.RXMax != real[0].Rings.RXMax || fx[0].Rings.TXMax != real[0].Rings.TXMax || *fx[0].MaxMTU != *real[0].MaxMTU {
+		t.Errorf("fixture %+v\ncapture %+v", fx[0], real[0])
+	}
+}
+
+func mustCLI(t *testing.T, args ...string) string {
+	t.Helper()
+	out, errOut, code := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, errOut)
+	}
+	return out
 }
