@@ -6,10 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
+	"github.com/zynqnet/linerate/board"
 	"github.com/zynqnet/linerate/internal/badinput"
 	"github.com/zynqnet/linerate/internal/cli"
+	"github.com/zynqnet/linerate/internal/console"
 	"github.com/zynqnet/linerate/internal/printable"
 )
 
@@ -97,8 +100,17 @@ func printTopUsage(w io.Writer) {
 // What it prints is made printable: text from files (a DTB, a captured tree) cannot
 // drive the operator's terminal.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	stdout, flushOut := forTerminal(stdout, args, true)
+	defer flushOut()
+	stderr, flushErr := forTerminal(stderr, nil, false)
+	defer flushErr()
 	stdout, stderr = printable.Writer(stdout), printable.Writer(stderr)
 	if len(args) == 0 {
+		if t := board.ReadTester("/"); t.OnTester() {
+			// At the tester image's console: what an operator runs, ready to type.
+			writeOperatorList(stdout, t)
+			return nil
+		}
 		printTopUsage(stderr)
 		return usageError("no command given")
 	}
@@ -130,4 +142,71 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprintf(stderr, "linerate: unknown command %q\nRun 'linerate --help' for the commands.\n", args[0])
 	return usageError("unknown command %q", args[0])
+}
+
+// forTerminal fits text for a person's terminal or serial console: wrapped at its width
+// (80 on a UART, which tells none) and, on the console, with kernel messages held off
+// while the command runs. JSON, YAML and shell output is left as it is.
+func forTerminal(w io.Writer, args []string, quiet bool) (io.Writer, func()) {
+	f, ok := w.(*os.File)
+	if !ok || machineOutput(args) {
+		return w, func() {}
+	}
+	restore := func() {}
+	if quiet {
+		restore = console.QuietKernel(f)
+	}
+	width := console.Width(f)
+	if width == 0 {
+		return w, restore
+	}
+	cw := console.New(w, width)
+	return cw, func() { cw.Flush(); restore() }
+}
+
+// machineOutput reports whether the command writes for a program (JSON, YAML, shell
+// assignments), which wrapping would break.
+func machineOutput(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--json", "-json", "-J", "--env", "-env":
+			return true
+		}
+	}
+	return len(args) >= 2 && args[0] == "profile" && args[1] == "show"
+}
+
+// writeOperatorList is linerate's short list at a tester image's console.
+func writeOperatorList(w io.Writer, t board.Tester) {
+	iface := t.Iface
+	if iface == "" {
+		iface = "eth0"
+	}
+	prof := "throughput"
+	if b := board.Detect(board.ReadIdentity("/").Compatible); b != nil {
+		prof = b.Name
+	}
+	fmt.Fprintf(w, "linerate on this board: what an operator runs (linerate --help lists all)\n\n")
+	rows := [][2]string{
+		{"linerate show " + iface, "everything that decides the port's throughput"},
+		{"linerate doctor " + iface, "what holds it back, with the fix"},
+		{"linerate tune " + iface + " --profile " + prof, "the board's profile, as one transaction"},
+		{"linerate revert " + iface, "give back what it had before"},
+	}
+	if t.Peer != "" {
+		rows = append(rows, [2]string{"linerate iperf3 -c " + t.Peer + " -t 10", "TCP to the station (-R: from it)"})
+	}
+	if t.Plan != "" {
+		v := "linerate validate " + t.Plan
+		if t.Station != "" {
+			v += " --station " + t.Station
+		}
+		rows = append(rows, [2]string{v, "the factory plan: one verdict line"})
+	}
+	for _, r := range rows {
+		fmt.Fprintf(w, "  %s\n      %s\n", r[0], r[1])
+	}
+	if t.Station != "" {
+		fmt.Fprintf(w, "\nstation: %s\n", t.Station)
+	}
 }

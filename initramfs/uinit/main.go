@@ -299,6 +299,9 @@ func shellForever() {
 		}
 		cmd := exec.Command(sh)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+		// The shell hands its commands pipes, not the console: tell linerate its text is
+		// for a person at the console (80 columns, kernel messages held off meanwhile).
+		cmd.Env = append(os.Environ(), "LINERATE_CONSOLE=1")
 		if err := cmd.Run(); err != nil {
 			fmt.Printf("LINERATE-UINIT: shell ended: %v\n", err)
 			time.Sleep(time.Second)

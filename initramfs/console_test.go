@@ -1,0 +1,206 @@
+package initramfs_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// TestConsole drives the emulated board's serial console as an operator does: board-up
+// with no options in a terminal (a pty of 80 columns), the prompt, a command typed at a
+// time and its answer read back, Ctrl-A X to end. For both emulated boards.
+func TestConsole(t *testing.T) {
+	need(t)
+	for _, b := range []string{"zc702", "zcu102"} {
+		t.Run(b, func(t *testing.T) {
+			script(t, 30*time.Minute, "build-image", b)
+			c := startConsole(t, b)
+			prompt := c.waitPrompt(t, 0, 180*time.Second)
+			t.Logf("%s: power-on to prompt %.1fs (QEMU start to the shell's first prompt, wall clock)", b, prompt.Seconds())
+			c.transcript.WriteString(fmt.Sprintf("(power-on to prompt: %.1f s)\n", prompt.Seconds()))
+
+			out := c.run(t, "linerate")
+			wantAll(t, "linerate alone", out, "linerate show eth0", "linerate doctor eth0", "linerate tune eth0 --profile "+b, "linerate revert eth0", "linerate iperf3 -c 198.18.5.1 -t 10")
+			out = c.run(t, "linerate show eth0")
+			wantAll(t, "show", out, "eth0 (index", "driver                         macb", "rings                          rx 512/8192")
+			out = c.run(t, "linerate doctor eth0")
+			wantAll(t, "doctor", out, "eth0 (macb, board "+b, "why:", "fix:")
+			out = c.run(t, "linerate tune eth0 --profile "+b)
+			wantAll(t, "tune", out, "tune eth0 with profile "+b, "applied ")
+			out = c.run(t, "linerate iperf3 -c 198.18.5.1 -t 3")
+			wantAll(t, "iperf3", out, "Connecting to host 198.18.5.1, port 5201", "sender", "receiver")
+			out = c.run(t, "linerate revert eth0")
+			wantAll(t, "revert", out, "reverted eth0")
+
+			c.quit(t)
+			os.MkdirAll(filepath.Join(repoRoot(t), "out"), 0o755)
+			tr := filepath.Join(repoRoot(t), "out", "console-"+b+".txt")
+			os.WriteFile(tr, []byte(c.transcript.String()), 0o644)
+			t.Logf("transcript in %s", tr)
+		})
+	}
+}
+
+// console is board-up running in a pty, and everything it printed.
+type console struct {
+	cmd        *exec.Cmd
+	pty        *os.File
+	start      time.Time
+	mu         sync.Mutex
+	buf        []byte
+	done       chan struct{} // closed when board-up has ended, with exitErr set
+	exitErr    error
+	transcript strings.Builder
+}
+
+func startConsole(t *testing.T, board string) *console {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(repoRoot(t), "scripts", "board-up"), board, "--log", filepath.Join(t.TempDir(), "serial.log"))
+	cmd.Dir = repoRoot(t)
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 24, Cols: 80})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &console{cmd: cmd, pty: f, start: time.Now(), done: make(chan struct{})}
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := f.Read(b)
+			c.mu.Lock()
+			c.buf = append(c.buf, b[:n]...)
+			c.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() { c.exitErr = cmd.Wait(); close(c.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-c.done:
+		default:
+			cmd.Process.Kill() // by PID; board-up's trap tears the namespace down
+			<-c.done
+		}
+		f.Close()
+	})
+	return c
+}
+
+// The shell's line editor draws its prompt after this (cursor hidden, then "> ").
+const promptMark = "\x1b[?25l>"
+
+// waitPrompt waits for a prompt drawn after offset and returns the time since start.
+func (c *console) waitPrompt(t *testing.T, offset int, timeout time.Duration) time.Duration {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		c.mu.Lock()
+		i := bytes.Index(c.buf[offset:], []byte(promptMark))
+		c.mu.Unlock()
+		if i >= 0 {
+			return time.Since(c.start)
+		}
+		select {
+		case <-c.done:
+			t.Fatalf("board-up ended before the prompt (%v):\n%s", c.exitErr, c.tail())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	t.Fatalf("no prompt within %v:\n%s", timeout, c.tail())
+	return 0
+}
+
+var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+
+// run types a command, waits for the next prompt and returns what the command printed,
+// with the line editor's drawing taken out; it checks the answer fits 80 columns and
+// holds no kernel message.
+func (c *console) run(t *testing.T, line string) string {
+	t.Helper()
+	c.mu.Lock()
+	from := len(c.buf)
+	c.mu.Unlock()
+	// Type as a person does, a key at a time: the slow emulated A9 must not lose one.
+	for _, r := range line {
+		c.pty.Write([]byte(string(r)))
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.pty.Write([]byte("\r"))
+	deadline := time.Now().Add(120 * time.Second)
+	var out string
+	for {
+		c.mu.Lock()
+		seg := string(c.buf[from:])
+		c.mu.Unlock()
+		// The editor ends a line with its mouse modes off; the answer runs to the next prompt.
+		if i := strings.LastIndex(seg, "\x1b[?1003l"); i >= 0 {
+			if j := strings.Index(seg[i:], promptMark); j >= 0 {
+				out = seg[i+len("\x1b[?1003l") : i+j]
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%q: no prompt after 120s:\n%s", line, c.tail())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	out = strings.ReplaceAll(ansi.ReplaceAllString(out, ""), "\r", "")
+	c.transcript.WriteString("> " + line + "\n" + out)
+	for _, l := range strings.Split(out, "\n") {
+		if n := len([]rune(l)); n > 80 {
+			t.Errorf("%q: a line of %d columns on an 80-column console: %q", line, n, l)
+		}
+		if regexp.MustCompile(`^\[\s*\d+\.\d+\]`).MatchString(l) {
+			t.Errorf("%q: a kernel message in the answer: %q", line, l)
+		}
+	}
+	return out
+}
+
+// quit types Ctrl-A X, QEMU's quit, and checks that board-up ends and leaves nothing.
+func (c *console) quit(t *testing.T) {
+	t.Helper()
+	c.pty.Write([]byte{1, 'x'})
+	select {
+	case <-c.done:
+		if c.exitErr != nil {
+			t.Errorf("board-up after Ctrl-A X: %v", c.exitErr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("board-up still running 30s after Ctrl-A X:\n%s", c.tail())
+	}
+	ns := "lrboard-" + strconv.Itoa(c.cmd.Process.Pid)
+	if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), ns) {
+		t.Errorf("namespace %s left behind", ns)
+	}
+}
+
+func (c *console) tail() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := strings.ReplaceAll(ansi.ReplaceAllString(string(c.buf), ""), "\r", "")
+	if len(s) > 3000 {
+		s = s[len(s)-3000:]
+	}
+	return s
+}
+
+func wantAll(t *testing.T, what, out string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Errorf("%s: no %q in:\n%s", what, w, out)
+		}
+	}
+}
