@@ -1,6 +1,8 @@
 package board
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,3 +38,35 @@ func ReadTester(root string) Tester {
 
 // OnTester reports whether the command line is a tester image's.
 func (t Tester) OnTester() bool { return t.Peer != "" || t.Station != "" || t.Plan != "" }
+
+// WriteOperatorList is linerate's short list at a tester image's console: what an
+// operator runs on this board, with its port, profile, station and plan filled in.
+func (t Tester) WriteOperatorList(w io.Writer, profile string) {
+	iface := t.Iface
+	if iface == "" {
+		iface = "eth0"
+	}
+	fmt.Fprintf(w, "linerate on this board: what an operator runs (linerate --help lists all)\n\n")
+	rows := [][2]string{
+		{"linerate show " + iface, "everything that decides the port's throughput"},
+		{"linerate doctor " + iface, "what holds it back, with the fix"},
+		{"linerate tune " + iface + " --profile " + profile, "the board's profile, as one transaction"},
+		{"linerate revert " + iface, "give back what it had before"},
+	}
+	if t.Peer != "" {
+		rows = append(rows, [2]string{"linerate iperf3 -c " + t.Peer + " -t 10", "TCP to the station (-R: from it)"})
+	}
+	if t.Plan != "" {
+		v := "linerate validate " + t.Plan
+		if t.Station != "" {
+			v += " --station " + t.Station
+		}
+		rows = append(rows, [2]string{v, "the factory plan: one verdict line"})
+	}
+	for _, r := range rows {
+		fmt.Fprintf(w, "  %s\n      %s\n", r[0], r[1])
+	}
+	if t.Station != "" {
+		fmt.Fprintf(w, "\nstation: %s\n", t.Station)
+	}
+}

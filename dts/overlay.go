@@ -325,3 +325,39 @@ func (o *Overlay) Describe() string {
 	}
 	return fmt.Sprintf("overlay for %s of %s, target by %s", gem, o.Board.Name, target)
 }
+
+// Prepare settles the overlay's board, by name or else from the compatible of the base
+// DTB at basePath, checks the settings against it and, given a base, checks that the
+// overlay fits it. Every error is bad input naming the flag it comes from.
+func (o *Overlay) Prepare(boardName, basePath string) error {
+	var base *dt.FDT
+	if basePath != "" {
+		var err error
+		if base, _, err = ReadFile(basePath); err != nil {
+			return err
+		}
+	}
+	switch {
+	case boardName != "":
+		b, err := board.Lookup(boardName)
+		if err != nil {
+			return errorf("--board: %v", err)
+		}
+		o.Board = b
+	case base != nil:
+		if o.Board = board.Detect(PropStrings(base.RootNode, "compatible")); o.Board == nil {
+			return errorf("--base %s: its compatible %q names no known board; give --board", basePath, PropStrings(base.RootNode, "compatible"))
+		}
+	default:
+		return errorf("--board is required (known: %s)", strings.Join(board.Names(), ", "))
+	}
+	if err := o.Check(); err != nil {
+		return err
+	}
+	if base != nil {
+		if err := o.Fit(base); err != nil {
+			return errorf("--base %s: %v", basePath, err)
+		}
+	}
+	return nil
+}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/zynqnet/linerate/internal/consolecap"
 	"github.com/zynqnet/linerate/nic"
 )
 
@@ -74,4 +76,33 @@ func Check(archive []byte) (*Manifest, error) {
 	}
 	defer os.RemoveAll(dir)
 	return Extract(bytes.NewReader(archive), dir)
+}
+
+// FromConsole takes the last snapshot a board printed on its serial console (between
+// internal/consolecap's markers) out of the log file, checked against its size and
+// SHA-256 and opened as Open would. A log without one, or a damaged one, is an *Error.
+func FromConsole(logFile string) ([]byte, *Manifest, error) {
+	log, err := os.ReadFile(logFile)
+	if err != nil {
+		return nil, nil, &Error{Archive: logFile, Err: err}
+	}
+	archive, err := consolecap.Read(log)
+	if err != nil {
+		return nil, nil, &Error{Archive: logFile, Err: err}
+	}
+	m, err := Check(archive)
+	if err != nil {
+		return nil, nil, &Error{Archive: logFile, Err: fmt.Errorf("the capture is not a snapshot: %w", err)}
+	}
+	return archive, m, nil
+}
+
+// OpenLast extracts the archive at p, as Open does, and returns the tree of its last
+// sample, the one show reads.
+func OpenLast(p string) (root string, cleanup func(), err error) {
+	dir, m, cleanup, err := Open(p)
+	if err != nil {
+		return "", nil, err
+	}
+	return filepath.Join(dir, m.Samples[len(m.Samples)-1]), cleanup, nil
 }

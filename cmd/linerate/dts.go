@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/u-root/u-root/pkg/dt"
-	"github.com/zynqnet/linerate/board"
 	"github.com/zynqnet/linerate/dts"
 	"github.com/zynqnet/linerate/internal/atomicfile"
 )
@@ -146,33 +145,9 @@ func dtsOverlay(args []string, stdout io.Writer) error {
 		}
 		o.MAC = hw
 	}
-	var base *dt.FDT
-	if *basePath != "" {
-		if base, _, err = dts.ReadFile(*basePath); err != nil {
-			return err
-		}
-	}
-	switch {
-	case *boardName != "":
-		if o.Board, err = board.Lookup(*boardName); err != nil {
-			return usageError("%v", err)
-		}
-	case base != nil:
-		o.Board = board.Detect(dts.PropStrings(base.RootNode, "compatible"))
-		if o.Board == nil {
-			return usageError("--base %s: its compatible %q names no known board; give --board", *basePath, dts.PropStrings(base.RootNode, "compatible"))
-		}
-	default:
-		return usageError("--board is required (known: %s)", strings.Join(board.Names(), ", "))
-	}
 	o.Comment = "linerate dts overlay " + strings.Join(args, " ")
-	if err := o.Check(); err != nil {
-		return usageError("%v", err)
-	}
-	if base != nil {
-		if err := o.Fit(base); err != nil {
-			return &dts.Error{Msg: fmt.Sprintf("--base %s: %v", *basePath, err)}
-		}
+	if err := o.Prepare(*boardName, *basePath); err != nil {
+		return err
 	}
 	data, err := o.Render(ext)
 	if err != nil {

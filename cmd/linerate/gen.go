@@ -221,11 +221,8 @@ func runSinkCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		return err
 	}
 	// The verdict, for scripts: exit 1 when the stream fell short of what was asked.
-	switch {
-	case res.Received < *minFrames:
-		return &exitError{code: 1, err: fmt.Errorf("received %d frames of stream %d, want at least %d (--min-frames)", res.Received, res.Stream, *minFrames)}
-	case res.LossPct > *maxLoss:
-		return &exitError{code: 1, err: fmt.Errorf("lost %.4f%%, above --max-loss %g%%", res.LossPct, *maxLoss)}
+	if err := res.Verdict(*maxLoss, *minFrames); err != nil {
+		return &exitError{code: 1, err: err}
 	}
 	return nil
 }

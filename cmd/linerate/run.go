@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/zynqnet/linerate/board"
@@ -100,15 +99,22 @@ func printTopUsage(w io.Writer) {
 // What it prints is made printable: text from files (a DTB, a captured tree) cannot
 // drive the operator's terminal.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	stdout, flushOut := forTerminal(stdout, args, true)
+	// Text for a person's terminal or serial console is wrapped to its width, and on the
+	// console kernel messages are held off while the command runs; JSON, YAML and shell
+	// output is left as it is.
+	stdout, flushOut := console.ForTerminal(stdout, !machineOutput(args), true)
 	defer flushOut()
-	stderr, flushErr := forTerminal(stderr, nil, false)
+	stderr, flushErr := console.ForTerminal(stderr, true, false)
 	defer flushErr()
 	stdout, stderr = printable.Writer(stdout), printable.Writer(stderr)
 	if len(args) == 0 {
 		if t := board.ReadTester("/"); t.OnTester() {
 			// At the tester image's console: what an operator runs, ready to type.
-			writeOperatorList(stdout, t)
+			prof := "throughput"
+			if b := board.Detect(board.ReadIdentity("/").Compatible); b != nil {
+				prof = b.Name
+			}
+			t.WriteOperatorList(stdout, prof)
 			return nil
 		}
 		printTopUsage(stderr)
@@ -144,26 +150,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return usageError("unknown command %q", args[0])
 }
 
-// forTerminal fits text for a person's terminal or serial console: wrapped at its width
-// (80 on a UART, which tells none) and, on the console, with kernel messages held off
-// while the command runs. JSON, YAML and shell output is left as it is.
-func forTerminal(w io.Writer, args []string, quiet bool) (io.Writer, func()) {
-	f, ok := w.(*os.File)
-	if !ok || machineOutput(args) {
-		return w, func() {}
-	}
-	restore := func() {}
-	if quiet {
-		restore = console.QuietKernel(f)
-	}
-	width := console.Width(f)
-	if width == 0 {
-		return w, restore
-	}
-	cw := console.New(w, width)
-	return cw, func() { cw.Flush(); restore() }
-}
-
 // machineOutput reports whether the command writes for a program (JSON, YAML, shell
 // assignments), which wrapping would break.
 func machineOutput(args []string) bool {
@@ -174,39 +160,4 @@ func machineOutput(args []string) bool {
 		}
 	}
 	return len(args) >= 2 && args[0] == "profile" && args[1] == "show"
-}
-
-// writeOperatorList is linerate's short list at a tester image's console.
-func writeOperatorList(w io.Writer, t board.Tester) {
-	iface := t.Iface
-	if iface == "" {
-		iface = "eth0"
-	}
-	prof := "throughput"
-	if b := board.Detect(board.ReadIdentity("/").Compatible); b != nil {
-		prof = b.Name
-	}
-	fmt.Fprintf(w, "linerate on this board: what an operator runs (linerate --help lists all)\n\n")
-	rows := [][2]string{
-		{"linerate show " + iface, "everything that decides the port's throughput"},
-		{"linerate doctor " + iface, "what holds it back, with the fix"},
-		{"linerate tune " + iface + " --profile " + prof, "the board's profile, as one transaction"},
-		{"linerate revert " + iface, "give back what it had before"},
-	}
-	if t.Peer != "" {
-		rows = append(rows, [2]string{"linerate iperf3 -c " + t.Peer + " -t 10", "TCP to the station (-R: from it)"})
-	}
-	if t.Plan != "" {
-		v := "linerate validate " + t.Plan
-		if t.Station != "" {
-			v += " --station " + t.Station
-		}
-		rows = append(rows, [2]string{v, "the factory plan: one verdict line"})
-	}
-	for _, r := range rows {
-		fmt.Fprintf(w, "  %s\n      %s\n", r[0], r[1])
-	}
-	if t.Station != "" {
-		fmt.Fprintf(w, "\nstation: %s\n", t.Station)
-	}
 }

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/zynqnet/linerate/nic"
 	"github.com/zynqnet/linerate/snapshot"
@@ -70,12 +69,12 @@ func showCommand() command {
 func (c *showConfig) run(stdout io.Writer) error {
 	root := c.root
 	if c.from != "" {
-		dir, m, cleanup, err := snapshot.Open(c.from)
+		r, cleanup, err := snapshot.OpenLast(c.from)
 		if err != nil {
 			return err
 		}
 		defer cleanup()
-		root = filepath.Join(dir, m.Samples[len(m.Samples)-1])
+		root = r
 	}
 	r, closeFn, err := nic.Open(root, c.api)
 	if err != nil {

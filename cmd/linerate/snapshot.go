@@ -5,12 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/zynqnet/linerate/internal/atomicfile"
-	"github.com/zynqnet/linerate/internal/badinput"
-	"github.com/zynqnet/linerate/internal/consolecap"
 	"github.com/zynqnet/linerate/nic"
 	"github.com/zynqnet/linerate/snapshot"
 )
@@ -79,20 +76,12 @@ func writeSnapshot(ctx context.Context, stdout io.Writer, out string, interval t
 	return nil
 }
 
-// snapshotFromConsole takes the snapshot a board printed on its console out of the log,
-// checks that it is one (it opens as doctor would) and writes it.
+// snapshotFromConsole takes the snapshot a board printed on its console out of the log
+// and writes it.
 func snapshotFromConsole(stdout io.Writer, logFile, out string) error {
-	log, err := os.ReadFile(logFile)
+	archive, m, err := snapshot.FromConsole(logFile)
 	if err != nil {
-		return badinput.Errorf("--from-console %s: %w", logFile, err)
-	}
-	archive, err := consolecap.Read(log)
-	if err != nil {
-		return badinput.Errorf("--from-console %s: %w", logFile, err)
-	}
-	m, err := snapshot.Check(archive)
-	if err != nil {
-		return badinput.Errorf("--from-console %s: the capture is not a snapshot: %w", logFile, err)
+		return err
 	}
 	if err := atomicfile.Write(out, archive, 0o644); err != nil {
 		return err

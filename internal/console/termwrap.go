@@ -176,3 +176,23 @@ func valueColumn(line string, width int) int {
 	}
 	return 2
 }
+
+// ForTerminal fits w for a person when it is a terminal or the tester image's console:
+// text (when text is true) wrapped to its width, and with quiet, kernel messages held off
+// the console until done is called. Anything else passes through.
+func ForTerminal(w io.Writer, text, quiet bool) (out io.Writer, done func()) {
+	f, ok := w.(*os.File)
+	if !ok || !text {
+		return w, func() {}
+	}
+	restore := func() {}
+	if quiet {
+		restore = QuietKernel(f)
+	}
+	width := Width(f)
+	if width == 0 {
+		return w, restore
+	}
+	cw := New(w, width)
+	return cw, func() { cw.Flush(); restore() }
+}

@@ -196,6 +196,18 @@ func (r *SinkResult) Text() string {
 	return s
 }
 
+// Verdict says why the sink's stream fell short: fewer than minFrames of it arrived, or
+// more than maxLoss percent was lost; nil when neither.
+func (r *SinkResult) Verdict(maxLoss float64, minFrames uint64) error {
+	switch {
+	case r.Received < minFrames:
+		return fmt.Errorf("received %d frames of stream %d, want at least %d (--min-frames)", r.Received, r.Stream, minFrames)
+	case r.LossPct > maxLoss:
+		return fmt.Errorf("lost %.4f%%, above --max-loss %g%%", r.LossPct, maxLoss)
+	}
+	return nil
+}
+
 // RFC2544Config is one run of the RFC 2544 benchmarks from a port, through a reflector
 // (Peer) or a second port cabled back (Loop).
 type RFC2544Config struct {
