@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GOBUILD := go build -trimpath -ldflags '$(LDFLAGS)'
 BIN := bin
 
-.PHONY: all build build-arm build-arm64 build-amd64 release check-static check-size size deps test unit lint fuzz bench bench-show bench-iperf3 bench-gen kernels image demo clean
+.PHONY: all build build-arm build-arm64 build-amd64 release check-static check-size size deps test unit lint fuzz bench bench-show bench-iperf3 bench-gen bench-reflect kernels image demo clean
 
 all: build
 
@@ -100,13 +100,17 @@ fuzz:
 		done; \
 	done
 
-bench: bench-show bench-iperf3 bench-gen
+bench: bench-show bench-iperf3 bench-gen bench-reflect
 
 bench-show: build
 	scripts/bench-show
 
 bench-iperf3: build
 	scripts/bench-iperf3
+
+bench-reflect: build
+	scripts/install-deps >/dev/null
+	scripts/bench-reflect
 
 bench-gen: build
 	scripts/install-deps >/dev/null

@@ -24,7 +24,9 @@ func OpenReflector(root, name string) (*Reflector, error) {
 	if err != nil {
 		return nil, err
 	}
-	rx, err := rawsock.OpenRX(p.Name)
+	// A ring of frames, not of blocks: each frame goes back as it arrives, so the round
+	// trip measured through the reflector is the path's, not a block timer's.
+	rx, err := rawsock.OpenRXFrames(p.Name)
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ type RX struct{}
 
 func OpenTX(string, int, bool) (*TX, error) { return nil, errOS }
 func OpenRX(string) (*RX, error)            { return nil, errOS }
+func OpenRXFrames(string) (*RX, error)      { return nil, errOS }
 func (*TX) Close() error                    { return nil }
 func (*RX) Close() error                    { return nil }
 func (*RX) Drops() uint64                   { return 0 }

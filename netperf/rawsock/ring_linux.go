@@ -2,7 +2,8 @@
 // (Documentation/networking/packet_mmap.rst) on golang.org/x/sys/unix, pure Go. TX uses a
 // TPACKET_V2 PACKET_TX_RING with PACKET_QDISC_BYPASS: frames are stamped straight into
 // the shared ring and one send() hands a whole batch to the driver. RX uses a TPACKET_V3
-// block ring. The ring headers are read at fixed offsets (their fields are fixed-width,
+// block ring, or, where a frame must be handed on as it arrives (the reflector), a
+// TPACKET_V2 ring of frames. The ring headers are read at fixed offsets (their fields are fixed-width,
 // so the layout is the same on arm, arm64 and amd64); no gopacket afpacket here because
 // its TX path is one write per frame.
 package rawsock
@@ -33,6 +34,11 @@ const (
 	tp3HdrLen      = 48
 	sllPkttypeOff  = tp3HdrLen + 10
 	packetOutgoing = 4
+	// struct tpacket2_hdr is 32 bytes (TPACKET_ALIGN'd); struct sockaddr_ll follows it.
+	tp2HdrLen       = 32
+	sll2PkttypeOff  = tp2HdrLen + 10
+	rxFrameSize     = 2048
+	rxFramesPerRing = 4096
 )
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
@@ -205,12 +211,15 @@ func (t *TX) Drain(timeout time.Duration) {
 	}
 }
 
-// RX is a TPACKET_V3 receive ring bound to one interface.
+// RX is a receive ring bound to one interface: TPACKET_V3 blocks (OpenRX), or
+// TPACKET_V2 frames (OpenRXFrames).
 type RX struct {
 	sock
 	blockSize int
 	blocks    int
 	cur       int
+	// frames is the frame count of a TPACKET_V2 ring; 0 for a block ring.
+	frames int
 }
 
 // OpenRX opens a receive ring on iface for every protocol; frames the host itself sends
@@ -245,10 +254,85 @@ func OpenRX(iface string) (*RX, error) {
 	return r, nil
 }
 
+// OpenRXFrames opens a TPACKET_V2 receive ring of frames on iface. The kernel hands each
+// frame over, and wakes the reader, as it arrives; a TPACKET_V3 block is handed over when
+// it is full or when its timer (at least a millisecond) retires it, so at low rates every
+// frame would wait for the timer. The reflector uses this ring: what it holds back is
+// added to the round trip it is there to measure.
+func OpenRXFrames(iface string) (*RX, error) {
+	idx, fd, err := packetSocket(iface)
+	if err != nil {
+		return nil, err
+	}
+	r := &RX{sock: sock{fd: fd}, blockSize: 1 << 20, frames: rxFramesPerRing}
+	r.blocks = rxFramesPerRing * rxFrameSize / r.blockSize
+	fail := func(what string, err error) (*RX, error) {
+		r.Close()
+		return nil, fmt.Errorf("%s: RX ring: %s: %w", iface, what, err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V2); err != nil {
+		return fail("TPACKET_V2", err)
+	}
+	unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1)
+	req := unix.TpacketReq{Block_size: uint32(r.blockSize), Block_nr: uint32(r.blocks), Frame_size: rxFrameSize, Frame_nr: uint32(r.frames)}
+	if err := unix.SetsockoptTpacketReq(fd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req); err != nil {
+		return fail("PACKET_RX_RING", err)
+	}
+	if r.ring, err = unix.Mmap(fd, 0, r.blockSize*r.blocks, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED); err != nil {
+		return fail("mmap", err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: idx}); err != nil {
+		return fail("bind", err)
+	}
+	return r, nil
+}
+
+// pollFrames is Poll on a TPACKET_V2 ring: every frame ready now, then a wait of up to
+// timeout for the next one.
+func (r *RX) pollFrames(timeout time.Duration, fn func(frame []byte, rxNanos int64)) (int, error) {
+	n := 0
+	for {
+		f := r.ring[r.cur*rxFrameSize : (r.cur+1)*rxFrameSize]
+		status := u32at(f, 0)
+		if atomic.LoadUint32(status)&tpStatusUser == 0 {
+			if n > 0 || timeout <= 0 {
+				return n, nil
+			}
+			if err := r.wait(timeout); err != nil {
+				return n, err
+			}
+			timeout = 0
+			continue
+		}
+		snap := int(*u32at(f, 8))
+		mac := int(*(*uint16)(unsafe.Pointer(&f[12])))
+		sec, nsec := *u32at(f, 16), *u32at(f, 20)
+		if f[sll2PkttypeOff] != packetOutgoing && mac+snap <= len(f) {
+			fn(f[mac:mac+snap], int64(sec)*1e9+int64(nsec))
+			n++
+		}
+		atomic.StoreUint32(status, tpStatusKernel)
+		r.cur = (r.cur + 1) % r.frames
+	}
+}
+
+// wait blocks until the socket has something to read, or timeout.
+func (r *RX) wait(timeout time.Duration) error {
+	ms := max(int(timeout/time.Millisecond), 1)
+	_, err := unix.Poll([]unix.PollFd{{Fd: int32(r.fd), Events: unix.POLLIN | unix.POLLERR}}, ms)
+	if err != nil && !errors.Is(err, unix.EINTR) {
+		return fmt.Errorf("poll: %w", err)
+	}
+	return nil
+}
+
 // Poll hands every frame of the blocks ready now to fn (its bytes are valid only during
 // the call; rxNanos is the kernel's receive time, CLOCK_REALTIME), waiting up to timeout
 // for the first block. It returns the number of frames handed over.
 func (r *RX) Poll(timeout time.Duration, fn func(frame []byte, rxNanos int64)) (int, error) {
+	if r.frames > 0 {
+		return r.pollFrames(timeout, fn)
+	}
 	n := 0
 	for {
 		b := r.ring[r.cur*r.blockSize : (r.cur+1)*r.blockSize]
@@ -257,13 +341,8 @@ func (r *RX) Poll(timeout time.Duration, fn func(frame []byte, rxNanos int64)) (
 			if n > 0 || timeout <= 0 {
 				return n, nil
 			}
-			ms := int(timeout / time.Millisecond)
-			if ms == 0 {
-				ms = 1
-			}
-			_, err := unix.Poll([]unix.PollFd{{Fd: int32(r.fd), Events: unix.POLLIN | unix.POLLERR}}, ms)
-			if err != nil && !errors.Is(err, unix.EINTR) {
-				return n, fmt.Errorf("poll: %w", err)
+			if err := r.wait(timeout); err != nil {
+				return n, err
 			}
 			timeout = 0
 			continue
@@ -292,6 +371,13 @@ func (r *RX) Poll(timeout time.Duration, fn func(frame []byte, rxNanos int64)) (
 // Drops is how many frames the kernel dropped because the ring was full (counted since
 // the last call), a sink that was too slow, not loss on the path.
 func (r *RX) Drops() uint64 {
+	if r.frames > 0 {
+		st, err := unix.GetsockoptTpacketStats(r.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)
+		if err != nil {
+			return 0
+		}
+		return uint64(st.Drops)
+	}
 	st, err := unix.GetsockoptTpacketStatsV3(r.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)
 	if err != nil {
 		return 0
