@@ -326,7 +326,8 @@ func TestEngineBadInput(t *testing.T) {
 }
 
 // TestGenStopsAtAnyRate: however slow the rate, gen ends at its duration and within
-// 100 ms of SIGINT (a frame every 20 s must not hold the process for 20 s).
+// 100 ms of SIGINT or SIGTERM (a frame every 20 s must not hold the process for 20 s);
+// so do sink, reflect and rfc2544 in the middle of a long run.
 func TestGenStopsAtAnyRate(t *testing.T) {
 	nstest.Require(t)
 	a, b := nstest.New(t), nstest.New(t)
@@ -338,8 +339,18 @@ func TestGenStopsAtAnyRate(t *testing.T) {
 	if took := time.Since(start); took > 3*time.Second || g.Sent != 1 {
 		t.Errorf("--rate 0.05pps --duration 2s: ran %v, sent %d; want about 2s and 1 frame", took, g.Sent)
 	}
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		cmd, _, errOut := linerateIn(t, a, "gen", "a0", "--dst", dst, "--rate", "0.05pps", "--duration", "60s")
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		args []string
+	}{
+		{syscall.SIGINT, []string{"gen", "a0", "--dst", dst, "--rate", "0.05pps", "--duration", "60s"}},
+		{syscall.SIGTERM, []string{"gen", "a0", "--dst", dst, "--rate", "0.05pps", "--duration", "60s"}},
+		{syscall.SIGINT, []string{"sink", "a0", "--duration", "60s", "--min-frames", "0"}},
+		{syscall.SIGTERM, []string{"reflect", "a0", "--duration", "60s"}},
+		{syscall.SIGINT, []string{"rfc2544", "a0", "--peer", dst, "--trial", "60s", "--tests", "latency", "--link-mbps", "1"}},
+	} {
+		sig := tc.sig
+		cmd, _, errOut := linerateIn(t, a, tc.args...)
 		time.Sleep(700 * time.Millisecond)
 		sent := time.Now()
 		cmd.Process.Signal(sig)
@@ -348,14 +359,14 @@ func TestGenStopsAtAnyRate(t *testing.T) {
 		select {
 		case err := <-done:
 			took := time.Since(sent)
-			t.Logf("%v: gen ended %v after the signal", sig, took)
-			if err != nil || took > 100*time.Millisecond {
-				t.Errorf("%v: gen ended %v after the signal (want within 100 ms), %v: %s", sig, took, err, errOut)
+			t.Logf("%s: ended %v after %v", tc.args[0], took, sig)
+			if took > 100*time.Millisecond {
+				t.Errorf("%s: ended %v after %v (want within 100 ms), %v: %s", tc.args[0], took, sig, err, errOut)
 			}
 		case <-time.After(10 * time.Second):
 			cmd.Process.Kill()
 			<-done
-			t.Errorf("%v: gen still running 10 s after the signal", sig)
+			t.Errorf("%s: still running 10 s after %v", tc.args[0], sig)
 		}
 	}
 }
