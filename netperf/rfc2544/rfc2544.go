@@ -55,6 +55,9 @@ type Point struct {
 	SenderShort    uint64  `json:"sender_short,omitempty"`
 }
 
+// maxAttempts is how often a trial whose sender fell short is run.
+const maxAttempts = 3
+
 // point sums a trial up, loss counted on the path only.
 func point(pct, fps float64, res frames.Result) Point {
 	p := Point{Percent: pct, FPS: fps, Offered: res.Offered, Sent: res.Sent, Lost: res.PathLost(), LossPct: res.PathLossPct(),
@@ -162,12 +165,20 @@ func Run(ctx context.Context, t Trialer, c Config) ([]SizeResult, error) {
 		r := SizeResult{Size: size, LineFPS: line}
 		trial := func(pct float64, count uint64) (frames.Result, Point, error) {
 			fps := line * pct / 100
-			res, err := t.Trial(ctx, size, fps, c.Trial, count)
-			p := point(pct, fps, res)
-			if err == nil && res.Sent == 0 {
-				err = fmt.Errorf("a trial at %.2f%% sent nothing", pct)
+			for attempt := 1; ; attempt++ {
+				res, err := t.Trial(ctx, size, fps, c.Trial, count)
+				p := point(pct, fps, res)
+				if err == nil && res.Sent == 0 {
+					err = fmt.Errorf("a trial at %.2f%% sent nothing", pct)
+				}
+				// A trial whose sender could not offer the load (a busy CPU, then a burst
+				// to catch up) measured something else than the rate: it is run again,
+				// twice at most, and then counts as it came out, its shortfall said.
+				if err != nil || p.SenderShort == 0 || attempt == maxAttempts || ctx.Err() != nil {
+					return res, p, err
+				}
+				c.say("%d bytes: trial at %.3f%% again: the sender fell %d short of %d offered", size, pct, p.SenderShort, p.Offered)
 			}
-			return res, p, err
 		}
 		if slices.Contains(c.Tests, "throughput") || slices.Contains(c.Tests, "latency") {
 			tp, err := c.throughput(size, trial)
