@@ -151,10 +151,16 @@ func Reflect(ctx context.Context, rx *RX, tx *TX, mac net.HardwareAddr, duration
 	start := time.Now()
 	nextProgress := time.Second
 	var txErr error
-	// Frames the TX ring had no room for, per stream, and a frame of each stream with
-	// drops not yet reported, to make the report from (see frames.MakeDropReport).
+	// Frames the TX ring had no room for, per stream; the streams with drops not yet
+	// reported, each with a frame of it that fits the ring to make the report from (see
+	// frames.MakeDropReport), nil until one comes by.
 	drops := map[uint16]uint64{}
 	pending := map[uint16][]byte{}
+	template := func(stream uint16, f []byte) {
+		if t, ok := pending[stream]; ok && t == nil && len(f) <= tx.maxLen {
+			pending[stream] = append([]byte(nil), f...)
+		}
+	}
 	handle := func(f []byte, _ int64) {
 		if len(f) < 14 || !bytes.Equal(f[:6], mac) {
 			st.Foreign++
@@ -173,11 +179,15 @@ func Reflect(ctx context.Context, rx *RX, tx *TX, mac net.HardwareAddr, duration
 			st.Dropped++
 			if k == frames.Data {
 				drops[in.Stream]++
-				if pending[in.Stream] == nil {
-					pending[in.Stream] = append([]byte(nil), f...)
+				if _, ok := pending[in.Stream]; !ok {
+					pending[in.Stream] = nil
 				}
+				template(in.Stream, f)
 			}
 			return
+		}
+		if len(pending) > 0 && k == frames.Data {
+			template(in.Stream, f)
 		}
 		n := copy(slot, f)
 		frames.SwapMACs(slot[:n])
@@ -188,8 +198,11 @@ func Reflect(ctx context.Context, rx *RX, tx *TX, mac net.HardwareAddr, duration
 	// they are not taken for loss on the path; counts are cumulative.
 	report := func() {
 		for stream, f := range pending {
+			if f == nil {
+				continue // no frame of the stream that fits has come by yet
+			}
 			slot, _ := tx.Slot()
-			if slot == nil || len(f) > len(slot) {
+			if slot == nil {
 				return
 			}
 			n := copy(slot, f)

@@ -72,3 +72,42 @@ func TestExactCount(t *testing.T) {
 		t.Logf("sizes %v: %d frames in %v (%.0f fps), sink %.0f pps, latency %+v", sizes, gs.Sent, gs.Elapsed, float64(gs.Sent)/gs.Elapsed.Seconds(), r.PPS, *r.Latency)
 	}
 }
+
+// TestReflectorDropReports: a reflector whose TX ring takes frames of up to 600 bytes
+// drops the IMIX's 1518-byte frames itself; it tells the sender so in drop reports, and
+// the sender counts them apart: every lost frame is the reflector's, none the path's.
+func TestReflectorDropReports(t *testing.T) {
+	a, b, macA, macB := pair(t)
+	var rrx *RX
+	b.Do(t, func() (err error) { rrx, err = OpenRXFrames("b0"); return })
+	defer rrx.Close()
+	rtx := openTX(t, b, "b0", 600)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var st ReflectStats
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		st, _ = Reflect(ctx, rrx, rtx, macB, 0, nil)
+	}()
+	time.Sleep(200 * time.Millisecond)
+	tx, rx := openTX(t, a, "a0", 1514), openRX(t, a, "a0")
+	const n = 1200 // 100 cycles of the IMIX: 100 frames of 1518 bytes
+	spec := frames.Spec{Src: macA, Dst: macB, Sizes: frames.IMIX, Flows: 1, Stream: 9}
+	var r frames.Result
+	var err error
+	a.Do(t, func() error {
+		r, _, err = Trial(context.Background(), tx, rx, spec, GenOptions{FPS: 5000, Count: n, Duration: 10 * time.Second}, time.Second)
+		return err
+	})
+	cancel()
+	wg.Wait()
+	if r.Sent != n || r.Lost != 100 || r.ReflectorDrops != 100 || r.PathLost() != 0 {
+		t.Fatalf("sent %d lost %d, reflector drops %d, path lost %d; reflector %+v", r.Sent, r.Lost, r.ReflectorDrops, r.PathLost(), st)
+	}
+	if st.Dropped != 100 || st.Reports == 0 {
+		t.Fatalf("reflector %+v", st)
+	}
+	t.Logf("reflector dropped %d, sent %d drop reports; the sender counted %d apart, path lost %d", st.Dropped, st.Reports, r.ReflectorDrops, r.PathLost())
+}
