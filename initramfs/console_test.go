@@ -26,6 +26,7 @@ func TestConsole(t *testing.T) {
 			script(t, 30*time.Minute, "build-image", b)
 			c := startConsole(t, b)
 			prompt := c.waitPrompt(t, 0, 180*time.Second)
+			time.Sleep(time.Second) // the line editor sets itself up after drawing the prompt
 			t.Logf("%s: power-on to prompt %.1fs (QEMU start to the shell's first prompt, wall clock)", b, prompt.Seconds())
 			c.transcript.WriteString(fmt.Sprintf("(power-on to prompt: %.1f s)\n", prompt.Seconds()))
 
@@ -131,24 +132,50 @@ func (c *console) run(t *testing.T, line string) string {
 	c.mu.Lock()
 	from := len(c.buf)
 	c.mu.Unlock()
-	// Type as a person does, a key at a time: the slow emulated A9 must not lose one.
-	for _, r := range line {
-		c.pty.Write([]byte(string(r)))
-		time.Sleep(20 * time.Millisecond)
+	// Type as a person does, a key at a time, look at the screen, press Enter. Keys typed
+	// while the emulated board is busy can be lost (a late driver probe; the line editor
+	// starting up): when the line is not taken, do what a person does, Ctrl-C (the
+	// editor's clear) and type it again.
+	seg := func() string {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return string(c.buf[from:])
 	}
-	c.pty.Write([]byte("\r"))
+	const editEnd = "\x1b[?1003l" // the line editor hands the line over
+	taken := false
+	for attempt := 0; attempt < 3 && !taken; attempt++ {
+		if attempt > 0 {
+			c.pty.Write([]byte{3}) // Ctrl-C
+			time.Sleep(time.Second)
+			from = c.length()
+		}
+		for _, r := range line {
+			c.pty.Write([]byte(string(r)))
+			time.Sleep(120 * time.Millisecond) // a person's pace: the emulated UARTs drop keys that come faster
+		}
+		for end := time.Now().Add(10 * time.Second); !strings.Contains(ansi.ReplaceAllString(seg(), ""), line) && time.Now().Before(end); {
+			time.Sleep(100 * time.Millisecond)
+		}
+		c.pty.Write([]byte("\r"))
+		for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+			if strings.Contains(seg(), editEnd) {
+				taken = true
+				break
+			}
+		}
+	}
+	if !taken {
+		t.Fatalf("%q: typed three times, never taken:\n%s", line, c.tail())
+	}
 	deadline := time.Now().Add(120 * time.Second)
 	var out string
 	for {
-		c.mu.Lock()
-		seg := string(c.buf[from:])
-		c.mu.Unlock()
-		// The editor ends a line with its mouse modes off; the answer runs to the next prompt.
-		if i := strings.LastIndex(seg, "\x1b[?1003l"); i >= 0 {
-			if j := strings.Index(seg[i:], promptMark); j >= 0 {
-				out = seg[i+len("\x1b[?1003l") : i+j]
-				break
-			}
+		s := seg()
+		i := strings.Index(s, editEnd)
+		// The answer runs from the line handed over to the next prompt.
+		if j := strings.Index(s[i:], promptMark); j >= 0 {
+			out = s[i+len(editEnd) : i+j]
+			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%q: no prompt after 120s:\n%s", line, c.tail())
@@ -184,6 +211,12 @@ func (c *console) quit(t *testing.T) {
 	if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), ns) {
 		t.Errorf("namespace %s left behind", ns)
 	}
+}
+
+func (c *console) length() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.buf)
 }
 
 func (c *console) tail() string {
