@@ -225,33 +225,12 @@ type RX struct {
 // OpenRX opens a receive ring on iface for every protocol; frames the host itself sends
 // are left out (PACKET_IGNORE_OUTGOING, and the packet type where that is missing).
 func OpenRX(iface string) (*RX, error) {
-	// Protocol 0 until the ring is set and bound, so no frame of another interface is
-	// queued in between.
-	idx, fd, err := packetSocket(iface)
-	if err != nil {
-		return nil, err
-	}
-	r := &RX{sock: sock{fd: fd}, blockSize: 1 << 20, blocks: 32}
-	fail := func(what string, err error) (*RX, error) {
-		r.Close()
-		return nil, fmt.Errorf("%s: RX ring: %s: %w", iface, what, err)
-	}
-	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V3); err != nil {
-		return fail("TPACKET_V3", err)
-	}
-	unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1) // Linux 4.20+
-	req := unix.TpacketReq3{Block_size: uint32(r.blockSize), Block_nr: uint32(r.blocks), Frame_size: 2048,
-		Frame_nr: uint32(r.blockSize / 2048 * r.blocks), Retire_blk_tov: 2}
-	if err := unix.SetsockoptTpacketReq3(fd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req); err != nil {
-		return fail("PACKET_RX_RING", err)
-	}
-	if r.ring, err = unix.Mmap(fd, 0, r.blockSize*r.blocks, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED); err != nil {
-		return fail("mmap", err)
-	}
-	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: idx}); err != nil {
-		return fail("bind", err)
-	}
-	return r, nil
+	r := &RX{blockSize: 1 << 20, blocks: 32}
+	return r.open(iface, unix.TPACKET_V3, func(fd int) error {
+		req := unix.TpacketReq3{Block_size: uint32(r.blockSize), Block_nr: uint32(r.blocks), Frame_size: 2048,
+			Frame_nr: uint32(r.blockSize / 2048 * r.blocks), Retire_blk_tov: 2}
+		return unix.SetsockoptTpacketReq3(fd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req)
+	})
 }
 
 // OpenRXFrames opens a TPACKET_V2 receive ring of frames on iface. The kernel hands each
@@ -260,22 +239,34 @@ func OpenRX(iface string) (*RX, error) {
 // frame would wait for the timer. The reflector uses this ring: what it holds back is
 // added to the round trip it is there to measure.
 func OpenRXFrames(iface string) (*RX, error) {
+	r := &RX{blockSize: 1 << 20, frames: rxFramesPerRing}
+	r.blocks = rxFramesPerRing * rxFrameSize / r.blockSize
+	return r.open(iface, unix.TPACKET_V2, func(fd int) error {
+		req := unix.TpacketReq{Block_size: uint32(r.blockSize), Block_nr: uint32(r.blocks), Frame_size: rxFrameSize, Frame_nr: uint32(r.frames)}
+		return unix.SetsockoptTpacketReq(fd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req)
+	})
+}
+
+// open sets up r's receive ring of the given TPACKET version on iface: setRing asks for
+// the ring, which is then mapped, and the socket bound to every protocol. The socket
+// opens with protocol 0, so no frame of another interface is queued before the bind;
+// frames the host itself sends are left out (PACKET_IGNORE_OUTGOING, Linux 4.20+, and
+// the packet type where that is missing).
+func (r *RX) open(iface string, version int, setRing func(fd int) error) (*RX, error) {
 	idx, fd, err := packetSocket(iface)
 	if err != nil {
 		return nil, err
 	}
-	r := &RX{sock: sock{fd: fd}, blockSize: 1 << 20, frames: rxFramesPerRing}
-	r.blocks = rxFramesPerRing * rxFrameSize / r.blockSize
+	r.sock = sock{fd: fd}
 	fail := func(what string, err error) (*RX, error) {
 		r.Close()
 		return nil, fmt.Errorf("%s: RX ring: %s: %w", iface, what, err)
 	}
-	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V2); err != nil {
-		return fail("TPACKET_V2", err)
+	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_VERSION, version); err != nil {
+		return fail(map[int]string{unix.TPACKET_V2: "TPACKET_V2", unix.TPACKET_V3: "TPACKET_V3"}[version], err)
 	}
 	unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1)
-	req := unix.TpacketReq{Block_size: uint32(r.blockSize), Block_nr: uint32(r.blocks), Frame_size: rxFrameSize, Frame_nr: uint32(r.frames)}
-	if err := unix.SetsockoptTpacketReq(fd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req); err != nil {
+	if err := setRing(fd); err != nil {
 		return fail("PACKET_RX_RING", err)
 	}
 	if r.ring, err = unix.Mmap(fd, 0, r.blockSize*r.blocks, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED); err != nil {
