@@ -16,7 +16,6 @@ import (
 	"github.com/zynqnet/linerate/netperf/engine"
 	"github.com/zynqnet/linerate/netperf/frames"
 	"github.com/zynqnet/linerate/netperf/iperf3"
-	"github.com/zynqnet/linerate/netperf/rawsock"
 	"github.com/zynqnet/linerate/netperf/rfc2544"
 	"github.com/zynqnet/linerate/nic"
 	"github.com/zynqnet/linerate/tune"
@@ -165,17 +164,15 @@ func (r *run) frames(ctx context.Context, s *validate.Step) (validate.Outcome, e
 	if err := p.CheckSizes([]int{s.Size}, false); err != nil {
 		return validate.Outcome{}, err
 	}
-	tx, err := rawsock.OpenTX(p.Name, s.Size-frames.FCS, true)
+	cpus, err := engine.ParseCPUs("cpus", s.CPUs)
 	if err != nil {
 		return validate.Outcome{}, err
 	}
-	defer tx.Close()
-	rx, err := rawsock.OpenRX(p.Name)
+	e, err := engine.OpenTrialer(r.Root, p, peer, p.Name, s.Size-frames.FCS, cpus, "round-trip")
 	if err != nil {
 		return validate.Outcome{}, err
 	}
-	defer rx.Close()
-	e := &engine.Trialer{TX: tx, RX: rx, Src: p.MAC, Dst: peer, Kind: "round-trip", Settle: 500 * time.Millisecond, Root: r.Root, Port: p.Name}
+	defer e.Close()
 	if s.MinThroughputPct != nil {
 		rs, err := rfc2544.Run(ctx, e, rfc2544.Config{Sizes: []int{s.Size}, Trial: s.Duration.D(), Res: 1, Tests: []string{"throughput"}, LinkMbps: p.LinkMbps})
 		if err != nil {

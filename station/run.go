@@ -83,7 +83,7 @@ func Run(ctx context.Context, c Config) error {
 		logger.Printf("iperf3 server on %s", c.Iperf3)
 	}
 	if c.Reflect != "" {
-		p, err := engine.OpenReflector("/", c.Reflect)
+		p, err := engine.OpenReflector("/", c.Reflect, 0)
 		if err != nil {
 			cancel()
 			hs.Close()

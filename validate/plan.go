@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/zynqnet/linerate/internal/srcerr"
+	"github.com/zynqnet/linerate/netperf/engine"
 	"github.com/zynqnet/linerate/netperf/frames"
 	"github.com/zynqnet/linerate/netperf/iperf3"
 	"go.yaml.in/yaml/v3"
@@ -106,6 +107,8 @@ type Step struct {
 	Rate             string   `yaml:"rate" json:"rate,omitempty"`
 	MaxP99US         *float64 `yaml:"max_p99_us" json:"max_p99_us,omitempty"`
 	MinThroughputPct *float64 `yaml:"min_throughput_pct" json:"min_throughput_pct,omitempty"` // RFC 2544 throughput instead
+	// CPUs: senders and receive rings, as gen's --cpus (a count or all); empty: one
+	CPUs string `yaml:"cpus" json:"cpus,omitempty"`
 	// counters: error counters that may rise
 	Ignore []string `yaml:"ignore" json:"ignore,omitempty"`
 
@@ -437,6 +440,9 @@ func (s *Step) checkRanges() error {
 			if _, err := frames.ParseRate(s.Rate); err != nil {
 				return err
 			}
+		}
+		if _, err := engine.ParseCPUs("cpus", s.CPUs); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -18,7 +18,7 @@ import (
 // The raw-socket traffic engine's commands: gen, sink, reflect, rfc2544.
 
 const genUsage = `Usage: linerate gen IFACE --dst MAC [--src MAC] [--size 64..9018|imix] [--rate 100%|950Mbit|200kpps]
-                    [--duration 10s | --count N] [--flows N] [--vlan ID] [--stream ID] [--json]
+                    [--duration 10s | --count N] [--flows N] [--vlan ID] [--stream ID] [--cpus N|all] [--json]
 
 Sends test frames (Ethernet/IPv4/UDP with a stream id, sequence number, TX timestamp and
 payload checksum) out of IFACE through an AF_PACKET TX ring, bypassing the qdisc, paced
@@ -38,6 +38,10 @@ Flags:
   --flows N          UDP source ports cycled, so RSS/RPS spread the load (default 1)
   --vlan ID          an 802.1Q tag
   --stream ID        stream id, 0..65535, as the sink expects (default 1)
+  --cpus N|all       N senders, each with its own TX ring, thread pinned to a CPU of
+                     its own, stream (ID, ID+1, ...: sink --streams N) and --flows
+                     source ports; the rate and --count are their total (default: one
+                     sender, not pinned). The result gives the CPU time per frame.
   --src-ip, --dst-ip IPv4 addresses (default 198.18.0.1 -> 198.19.0.1, RFC 2544's
                      benchmarking network: a receiver that does not own the address
                      drops the frames in the IP layer)
@@ -46,9 +50,10 @@ Flags:
   --json             the result as JSON
 `
 
-const sinkUsage = `Usage: linerate sink IFACE [--duration 60s] [--count N] [--stream ID] [--max-loss P] [--min-frames N] [--json]
+const sinkUsage = `Usage: linerate sink IFACE [--duration 60s] [--count N] [--stream ID] [--streams N]
+                     [--cpus N|all] [--fanout hash|cpu] [--max-loss P] [--min-frames N] [--json]
 
-Counts the test frames of one stream arriving on IFACE (through a TPACKET_V3 RX ring):
+Counts the test frames of one stream (or of gen --cpus N's N streams) arriving on IFACE (through a TPACKET_V3 RX ring):
 received, lost, reordered, duplicated, corrupted (payload checksum), foreign (anything
 else on the port), rates and latency percentiles. Latency is one-way: it is right when
 the sender shares this machine's clock (the same machine, or PTP). The run ends after
@@ -58,12 +63,19 @@ Flags:
   --duration D       the longest the sink listens (default 60s)
   --count N          stop after N frames of the stream
   --stream ID        the stream to count (default 1)
+  --streams N        count N streams from ID, one a sender of gen --cpus N (default 1)
+  --cpus N|all       N receive rings sharing the port's frames (PACKET_FANOUT), each
+                     read by a thread pinned to a CPU of its own, counts merged
+                     (default: one ring, not pinned)
+  --fanout MODE      how the rings share frames: hash (a flow to one ring, its order
+                     whole) or cpu (the ring of the CPU that received the frame)
+                     (default hash)
   --max-loss P       exit 1 when more than P percent of the stream was lost (default 100)
   --min-frames N     exit 1 when fewer than N frames of the stream arrived (default 1)
   --json             the result as JSON
 `
 
-const reflectUsage = `Usage: linerate reflect IFACE [--duration 10m] [--json]
+const reflectUsage = `Usage: linerate reflect IFACE [--duration 10m] [--cpus N|all] [--json]
 
 Sends every test frame addressed to IFACE's MAC back to where it came from (MACs swapped),
 for 'linerate rfc2544 --peer' or 'linerate gen' + 'linerate sink' on the other machine,
@@ -71,12 +83,15 @@ which then measures round-trip latency. Anything else arriving is left alone.
 
 Flags:
   --duration D       how long to reflect (default 10m)
+  --cpus N|all       N pairs of rings, the receive rings sharing the frames by flow
+                     (PACKET_FANOUT), each pair on a thread pinned to a CPU of its own
+                     (default: one pair, not pinned)
   --json             the result as JSON
 `
 
 const rfc2544Usage = `Usage: linerate rfc2544 IFACE (--peer MAC | --loop IFACE2) [--sizes 64,128,256,512,1024,1280,1518]
                         [--trial 10s] [--loss-tolerance 0] [--tests throughput,latency,loss,backtoback]
-                        [--resolution 1] [--link-mbps N] [--json]
+                        [--resolution 1] [--link-mbps N] [--cpus N|all] [--json]
 
 Runs the RFC 2544 benchmarks from IFACE: throughput (the highest rate with loss within
 the tolerance, by binary search), latency at that rate, frame loss rate (from 100% down
@@ -92,6 +107,7 @@ Flags:
   --tests LIST       which tests (default all four)
   --resolution P     throughput search stops within P% of the rate (default 1)
   --link-mbps N      the link speed 100% means (default: the interface's)
+  --cpus N|all       N senders and N receive rings, as gen's and sink's --cpus
   --force            send on the interface that carries the default route
   --json             the results as JSON
 `
@@ -122,8 +138,12 @@ func runGenCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	asJSON := fs.Bool("json", false, "")
 	srcIP := fs.String("src-ip", frames.DefaultSrcIP.String(), "")
 	dstIP := fs.String("dst-ip", frames.DefaultDstIP.String(), "")
+	cpus := fs.String("cpus", "", "")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
+		return err
+	}
+	if c.CPUs, err = engine.ParseCPUs("--cpus", *cpus); err != nil {
 		return err
 	}
 	var err1, err2 error
@@ -194,18 +214,26 @@ func runSinkCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	asJSON := fs.Bool("json", false, "")
 	maxLoss := fs.Float64("max-loss", 100, "")
 	minFrames := fs.Uint64("min-frames", 1, "")
+	fs.IntVar(&c.Streams, "streams", 1, "")
+	cpus := fs.String("cpus", "", "")
+	fs.StringVar(&c.Fanout, "fanout", "hash", "")
 	iface, err := oneBoundedIface(fs, args, &c.Duration)
 	if err != nil {
+		return err
+	}
+	if c.CPUs, err = engine.ParseCPUs("--cpus", *cpus); err != nil {
 		return err
 	}
 	switch {
 	case *stream > 65535:
 		return usageError("--stream %d: want 0..65535", *stream)
+	case c.Streams < 1 || c.Streams > 1024:
+		return usageError("--streams %d: want 1..1024 (gen --cpus N sends N streams)", c.Streams)
 	case !(*maxLoss >= 0 && *maxLoss <= 100):
 		return usageError("--max-loss %v: want a percentage, 0..100", *maxLoss)
 	}
 	c.Iface, c.Stream = iface, uint16(*stream)
-	c.Progress = func(n *frames.Counter, el time.Duration) {
+	c.Progress = func(n rawsock.SinkProgress, el time.Duration) {
 		fmt.Fprintf(stderr, "sink %s: %6.1fs  %d frames  %d corrupted  %d foreign\n", iface, el.Seconds(), n.Received, n.Corrupted, n.Foreign)
 	}
 	res, err := engine.Sink(ctx, c)
@@ -231,16 +259,21 @@ func runReflectCmd(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	fs := flag.NewFlagSet("reflect", flag.ContinueOnError)
 	duration := fs.Duration("duration", 10*time.Minute, "")
 	asJSON := fs.Bool("json", false, "")
+	cpuFlag := fs.String("cpus", "", "")
 	iface, err := oneBoundedIface(fs, args, duration)
 	if err != nil {
 		return err
 	}
-	p, err := engine.OpenReflector("/", iface)
+	cpus, err := engine.ParseCPUs("--cpus", *cpuFlag)
+	if err != nil {
+		return err
+	}
+	p, err := engine.OpenReflector("/", iface, cpus)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
-	fmt.Fprintf(stderr, "reflect %s (%s): for %v\n", p.Name, p.MAC, *duration)
+	fmt.Fprintf(stderr, "reflect %s (%s): %d thread(s), for %v\n", p.Name, p.MAC, p.Threads(), *duration)
 	st, err := p.Run(ctx, *duration, func(s rawsock.ReflectStats, el time.Duration) {
 		fmt.Fprintf(stderr, "reflect %s: %6.1fs  %d reflected  %d foreign  %d dropped\n", p.Name, el.Seconds(), s.Reflected, s.Foreign, s.Dropped)
 	})
@@ -253,7 +286,7 @@ func runReflectCmd(ctx context.Context, args []string, _ io.Reader, stdout, stde
 			rawsock.ReflectStats
 		}{p.Name, st})
 	}
-	fmt.Fprintf(stdout, "reflect %s: %d frames reflected, %d foreign, %d dropped (TX ring full)\n", p.Name, st.Reflected, st.Foreign, st.Dropped)
+	fmt.Fprintf(stdout, "reflect %s: %d frames reflected, %d foreign, %d dropped (TX ring full); cpu: %.0f ns/frame\n", p.Name, st.Reflected, st.Foreign, st.Dropped, st.NsPerFrame)
 	return nil
 }
 
@@ -270,6 +303,7 @@ func runRFC2544Cmd(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	fs.Float64Var(&b.Res, "resolution", 1, "")
 	fs.IntVar(&b.LinkMbps, "link-mbps", 0, "")
 	fs.BoolVar(&c.Force, "force", false, "")
+	cpus := fs.String("cpus", "", "")
 	asJSON := fs.Bool("json", false, "")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -282,6 +316,9 @@ func runRFC2544Cmd(ctx context.Context, args []string, _ io.Reader, stdout, stde
 		return usageError("give --peer MAC (a reflector) or --loop IFACE2 (a second port cabled back)")
 	case b.Trial <= 0:
 		return usageError("--trial %v: want a positive duration", b.Trial)
+	}
+	if c.CPUs, err = engine.ParseCPUs("--cpus", *cpus); err != nil {
+		return err
 	}
 	c.Iface, b.Tests = pos[0], strings.Split(*tests, ",")
 	if b.Sizes, err = frames.ParseSizes(*sizes); err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zynqnet/linerate/internal/nstest"
+	"github.com/zynqnet/linerate/netperf/rawsock"
 )
 
 // The traffic engine's commands run in-process inside namespaces made here, joined by
@@ -308,6 +309,16 @@ func TestEngineBadInput(t *testing.T) {
 		{[]string{"rfc2544", "a0", "--peer", dst, "--tests", "jitter"}, `unknown test "jitter"`},
 		{[]string{"rfc2544", "a0", "--peer", dst, "--sizes", "32"}, "frame size 32"},
 		{[]string{"reflect", "a0", "--duration", "-1s"}, "--duration -1s"},
+		{[]string{"gen", "a0", "--dst", dst, "--cpus", "0"}, `--cpus "0": want a count of CPUs`},
+		{[]string{"gen", "a0", "--dst", dst, "--cpus", "two"}, `--cpus "two"`},
+		{[]string{"gen", "a0", "--dst", dst, "--cpus", "999"}, "999 CPUs asked for, this process may run on"},
+		{[]string{"gen", "a0", "--dst", dst, "--cpus", "2", "--stream", "65535"}, "pass 65535"},
+		{[]string{"gen", "a0", "--dst", dst, "--cpus", "2", "--flows", "10000"}, "2 senders of 10000 flows each"},
+		{[]string{"sink", "a0", "--streams", "0"}, "--streams 0"},
+		{[]string{"sink", "a0", "--fanout", "rr"}, `fanout "rr": want hash or cpu`},
+		{[]string{"sink", "a0", "--cpus", "999"}, "999 CPUs asked for"},
+		{[]string{"reflect", "a0", "--cpus", "999"}, "999 CPUs asked for"},
+		{[]string{"rfc2544", "a0", "--peer", dst, "--cpus", "-3"}, `--cpus "-3"`},
 	} {
 		o := cliIn(a, tc.args...)
 		if o.code != 2 || !strings.Contains(o.stderr, tc.want) {
@@ -457,4 +468,98 @@ func TestReflectorLatency(t *testing.T) {
 	if l.P50 > 400e3 {
 		t.Errorf("round-trip p50 %.1f µs: the reflector holds frames back", float64(l.P50)/1e3)
 	}
+}
+
+// TestSeveralCPUs: gen --cpus 2 sends 200,000 frames from two pinned senders (a stream
+// and a source-port range each) to sink --cpus 2 --streams 2, two rings in a fanout
+// group: the total is exact, neither stream loses, reorders or duplicates a frame, both
+// rings took frames, and both sides report CPU time per frame. Then reflect --cpus 2
+// reflects rfc2544 --cpus 2's trials: round-trip latency through two reflecting threads.
+func TestSeveralCPUs(t *testing.T) {
+	nstest.Require(t)
+	if n := len(cpusOf(t)); n < 2 {
+		t.Skipf("this process may run on %d CPU: two are needed to pin two threads", n)
+	}
+	a, b := nstest.New(t), nstest.New(t)
+	noIPv6(t, a, b)
+	a.Veth(t, "a0", "b0", b, 1)
+	dst := macOf(t, b, "b0")
+	g, s := genAndSink(t, a, []string{"gen", "a0", "--dst", dst, "--count", "200000", "--rate", "100kpps", "--flows", "4", "--stream", "30", "--cpus", "2", "--link-mbps", "10000", "--json"},
+		b, []string{"sink", "b0", "--stream", "30", "--streams", "2", "--cpus", "2", "--duration", "60s", "--json"}, 0)
+	type thread struct {
+		CPU    int
+		Frames uint64
+		CPUNs  int64 `json:"cpu_ns"`
+	}
+	gen := decode[struct {
+		Sent, Streams int
+		NsPerFrame    float64 `json:"cpu_ns_per_frame"`
+		Senders       []thread
+	}](t, "gen", g)
+	type stream struct {
+		Stream                                                 uint16
+		Sent, Received, Lost, Reordered, Duplicated, Corrupted uint64
+	}
+	sink := decode[struct {
+		stream
+		PerStream  []stream `json:"per_stream"`
+		NsPerFrame float64  `json:"cpu_ns_per_frame"`
+		Rings      []thread
+	}](t, "sink", s)
+	if gen.Sent != 200000 || gen.Streams != 2 || len(gen.Senders) != 2 || gen.NsPerFrame <= 0 {
+		t.Errorf("gen: %+v", gen)
+	}
+	if sink.Received != 200000 || sink.Lost != 0 || len(sink.PerStream) != 2 || sink.NsPerFrame <= 0 || len(sink.Rings) != 2 {
+		t.Errorf("sink: %+v", sink)
+	}
+	for i, p := range sink.PerStream {
+		if p.Stream != uint16(30+i) || p.Sent == 0 || p.Sent != gen.Senders[i].Frames || p.Received != p.Sent || p.Reordered+p.Duplicated+p.Corrupted != 0 {
+			t.Errorf("stream %d: %+v; its sender %+v", 30+i, p, gen.Senders[i])
+		}
+	}
+	for i, r := range append(gen.Senders, sink.Rings...) {
+		if r.CPU != i%2 || r.Frames == 0 {
+			t.Errorf("thread %d: %+v, want pinned to CPU %d with frames", i, r, i%2)
+		}
+	}
+	t.Logf("gen --cpus 2: %+v, %.0f ns/frame; sink --cpus 2: %+v, %.0f ns/frame", gen.Senders, gen.NsPerFrame, sink.Rings, sink.NsPerFrame)
+
+	var wg sync.WaitGroup
+	var refl cliOut
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		refl = cliIn(b, "reflect", "b0", "--cpus", "2", "--duration", "6s", "--json")
+	}()
+	time.Sleep(300 * time.Millisecond)
+	o := cliIn(a, "rfc2544", "a0", "--peer", dst, "--sizes", "128", "--trial", "1s", "--tests", "latency", "--cpus", "2", "--link-mbps", "100", "--json")
+	wg.Wait()
+	r := decode[struct {
+		Results []struct {
+			Latency *struct {
+				Kind string
+				NS   struct{ P50, P99 int64 } `json:"latency_ns"`
+			}
+		}
+	}](t, "rfc2544 --cpus 2", o)
+	rf := decode[struct {
+		Reflected  uint64
+		NsPerFrame float64 `json:"cpu_ns_per_frame"`
+		Rings      []thread
+	}](t, "reflect --cpus 2", refl)
+	if len(r.Results) != 1 || r.Results[0].Latency == nil || r.Results[0].Latency.Kind != "round-trip" || r.Results[0].Latency.NS.P50 <= 0 {
+		t.Errorf("rfc2544 --cpus 2: %+v\n%s", r, o.stderr)
+	}
+	if rf.Reflected == 0 || len(rf.Rings) != 2 || rf.NsPerFrame <= 0 {
+		t.Errorf("reflect --cpus 2: %+v", rf)
+	}
+	t.Logf("rfc2544 --cpus 2 through reflect --cpus 2: latency %+v; reflector %+v, %.0f ns/frame", *r.Results[0].Latency, rf.Rings, rf.NsPerFrame)
+}
+
+func cpusOf(t *testing.T) []int {
+	cpus, err := rawsock.CPUs(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cpus
 }

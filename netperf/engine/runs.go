@@ -29,7 +29,11 @@ type GenConfig struct {
 	Stream      uint16
 	LinkMbps    int  // 0: the port's speed
 	Force       bool // send on the port that carries the default route
-	Progress    func(sent uint64, el time.Duration)
+	// CPUs is how many senders (ParseCPUs): 0 one, not pinned; each sender of several
+	// has its own TX ring, pinned thread, stream (Stream, Stream+1, ...) and range of
+	// Flows source ports, and the rate is their total.
+	CPUs     int
+	Progress func(sent uint64, el time.Duration)
 }
 
 // GenResult is what a run of the generator sent.
@@ -45,6 +49,11 @@ type GenResult struct {
 	PPS       float64 `json:"pps"`
 	L2Mbps    float64 `json:"l2_mbps"`
 	WireMbps  float64 `json:"wire_mbps"`
+	// Streams is how many streams were sent, Stream and the ones after it: one a sender.
+	Streams int `json:"streams"`
+	// CPUNsPerFrame is the senders' CPU time per frame sent; Senders each one's share.
+	CPUNsPerFrame float64               `json:"cpu_ns_per_frame"`
+	Senders       []rawsock.ThreadStats `json:"senders"`
 }
 
 // ParseMAC reads an Ethernet address given as the named flag.
@@ -103,11 +112,19 @@ func Gen(ctx context.Context, c GenConfig) (*GenResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	tx, err := rawsock.OpenTX(p.Name, b.MaxFrameLen(), true)
+	cpus, err := PickCPUs(c.CPUs)
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Close()
+	senders, err := openSenders(p.Name, b, c, cpus)
+	defer func() {
+		for _, s := range senders {
+			s.TX.Close()
+		}
+	}()
+	if err != nil {
+		return nil, err
+	}
 	target := fps
 	if rate.Percent >= 100 {
 		target = 0 // line rate: as fast as the port takes them; the driver paces
@@ -117,20 +134,69 @@ func Gen(ctx context.Context, c GenConfig) (*GenResult, error) {
 		// Bounded anyway: twice the time the count takes at the rate, and 10 s.
 		o.Duration = time.Duration(float64(c.Count)/fps*2e9) + 10*time.Second
 	}
-	st, err := rawsock.Gen(ctx, tx, b, o)
+	st, err := rawsock.Gen(ctx, senders, o)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name, err)
 	}
 	secs := st.Elapsed.Seconds()
 	return &GenResult{Interface: p.Name, Dst: c.Dst.String(), Stream: c.Stream, Sizes: sizes, TargetFPS: fps, LinkMbps: p.LinkMbps,
 		Sent: st.Sent, Seconds: secs, PPS: float64(st.Sent) / secs,
-		L2Mbps: mbps(st.Bytes, st.Sent, secs, false), WireMbps: mbps(st.Bytes, st.Sent, secs, true)}, nil
+		L2Mbps: mbps(st.Bytes, st.Sent, secs, false), WireMbps: mbps(st.Bytes, st.Sent, secs, true),
+		Streams: len(senders), CPUNsPerFrame: rawsock.NsPerFrame(st.CPU, st.Sent), Senders: st.Senders}, nil
 }
 
-// Text is the run for a person, one line.
+// openSenders opens a TX ring a sender: one, not pinned, without cpus; else one a CPU,
+// each with its stream (c.Stream + i) and its c.Flows source ports after the last one's.
+func openSenders(port string, b *frames.Builder, c GenConfig, cpus []int) ([]rawsock.Sender, error) {
+	if len(cpus) == 0 {
+		tx, err := rawsock.OpenTX(port, b.MaxFrameLen(), true)
+		if err != nil {
+			return nil, err
+		}
+		return []rawsock.Sender{{TX: tx, B: b, CPU: -1}}, nil
+	}
+	if int(c.Stream)+len(cpus)-1 > 65535 {
+		return nil, badinput.Errorf("--stream %d with %d senders: their streams %d..%d pass 65535", c.Stream, len(cpus), c.Stream, int(c.Stream)+len(cpus)-1)
+	}
+	var senders []rawsock.Sender
+	for i, cpu := range cpus {
+		spec := b.Spec()
+		spec.Stream += uint16(i)
+		spec.FirstFlow = i * spec.Flows
+		bi, err := frames.NewBuilder(spec)
+		if err != nil {
+			return senders, badinput.Errorf("%d senders of %d flows each: %v", len(cpus), spec.Flows, err)
+		}
+		tx, err := rawsock.OpenTX(port, b.MaxFrameLen(), true)
+		if err != nil {
+			return senders, err
+		}
+		senders = append(senders, rawsock.Sender{TX: tx, B: bi, CPU: cpu})
+	}
+	return senders, nil
+}
+
+// Text is the run for a person: one line, and the senders' CPU cost.
 func (r *GenResult) Text() string {
-	return fmt.Sprintf("gen %s -> %s stream %d, %v bytes: sent %d frames in %.2f s: %.0f fps, %.2f Mbit/s L2, %.2f Mbit/s wire (%.1f%% of %d Mbit/s)\n",
-		r.Interface, r.Dst, r.Stream, sizeText(r.Sizes), r.Sent, r.Seconds, r.PPS, r.L2Mbps, r.WireMbps, r.WireMbps/float64(r.LinkMbps)*100, r.LinkMbps)
+	streams := fmt.Sprintf("stream %d", r.Stream)
+	if r.Streams > 1 {
+		streams = fmt.Sprintf("streams %d..%d (sink --stream %d --streams %d)", r.Stream, int(r.Stream)+r.Streams-1, r.Stream, r.Streams)
+	}
+	s := fmt.Sprintf("gen %s -> %s %s, %v bytes: sent %d frames in %.2f s: %.0f fps, %.2f Mbit/s L2, %.2f Mbit/s wire (%.1f%% of %d Mbit/s)\n",
+		r.Interface, r.Dst, streams, sizeText(r.Sizes), r.Sent, r.Seconds, r.PPS, r.L2Mbps, r.WireMbps, r.WireMbps/float64(r.LinkMbps)*100, r.LinkMbps)
+	return s + threadsText("sender", r.CPUNsPerFrame, r.Senders)
+}
+
+// threadsText is the CPU cost line: per frame in all, and each pinned thread's share.
+func threadsText(what string, nsPerFrame float64, ts []rawsock.ThreadStats) string {
+	s := fmt.Sprintf("  cpu: %.0f ns/frame", nsPerFrame)
+	for i, t := range ts {
+		if t.CPU < 0 {
+			continue
+		}
+		s += fmt.Sprintf("; %s %d on CPU %d: %d frames, %.0f ns/frame", what, i, t.CPU, t.Frames, rawsock.NsPerFrame(t.CPUTime, t.Frames))
+	}
+	return s + "\n"
 }
 
 func mbps(bytes uint64, n uint64, secs float64, wire bool) float64 {
@@ -157,43 +223,91 @@ type SinkConfig struct {
 	Duration    time.Duration
 	Count       uint64
 	Stream      uint16
-	Progress    func(c *frames.Counter, el time.Duration)
+	// Streams is how many streams from Stream are counted (gen --cpus N sends N).
+	Streams int
+	// CPUs is how many receive rings (ParseCPUs): 0 one, read by an unpinned thread;
+	// several share the port's frames in a fanout group (Fanout: "hash", the default,
+	// or "cpu"), each read by a thread pinned to its CPU, their counts merged.
+	CPUs     int
+	Fanout   string
+	Progress func(p rawsock.SinkProgress, el time.Duration)
 }
 
-// SinkResult is what the sink counted, and what its own ring dropped.
+// SinkResult is what the sink counted, and what its own rings dropped.
 type SinkResult struct {
 	Interface string `json:"interface"`
 	frames.Result
-	SinkDrops uint64 `json:"sink_drops"`
+	// PerStream is each stream's count when there are several.
+	PerStream []frames.Result `json:"per_stream,omitempty"`
+	SinkDrops uint64          `json:"sink_drops"`
+	// Handled is every frame the rings handed over; CPUNsPerFrame the reading threads'
+	// CPU time per frame handled; Rings each ring's share.
+	Handled       uint64                `json:"handled"`
+	CPUNsPerFrame float64               `json:"cpu_ns_per_frame"`
+	Rings         []rawsock.ThreadStats `json:"rings"`
 }
 
-// Sink counts the stream's test frames arriving on the port.
+// Sink counts the streams' test frames arriving on the port.
 func Sink(ctx context.Context, c SinkConfig) (*SinkResult, error) {
 	if _, err := net.InterfaceByName(c.Iface); err != nil {
 		_, err := LookupPort(c.Root, c.Iface, 1) // names the interfaces there are
 		return nil, err
 	}
-	rx, err := rawsock.OpenRX(c.Iface)
+	streams := max(c.Streams, 1)
+	if int(c.Stream)+streams-1 > 65535 {
+		return nil, badinput.Errorf("--stream %d --streams %d: the streams pass 65535", c.Stream, streams)
+	}
+	mode := rawsock.FanoutHash
+	if c.Fanout != "" {
+		var err error
+		if mode, err = rawsock.ParseFanout(c.Fanout); err != nil {
+			return nil, badinput.Wrap(err)
+		}
+	}
+	cpus, err := PickCPUs(c.CPUs)
 	if err != nil {
 		return nil, err
 	}
-	defer rx.Close()
-	counter := frames.NewCounter(c.Stream)
-	if _, err := rawsock.Sink(ctx, rx, counter, rawsock.SinkOptions{Duration: c.Duration, Count: c.Count, Progress: c.Progress}); err != nil {
+	rings, err := rawsock.OpenRXRings(c.Iface, max(len(cpus), 1), false, mode)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, r := range rings {
+			r.Close()
+		}
+	}()
+	s, st, err := rawsock.Sink(ctx, rings, cpus, c.Stream, streams, rawsock.SinkOptions{Duration: c.Duration, Count: c.Count, Progress: c.Progress})
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.Iface, err)
 	}
-	r := counter.Result(0, 0)
-	r.LatencyKind = "one-way"
-	return &SinkResult{Interface: c.Iface, Result: r, SinkDrops: rx.Drops()}, nil
+	total, per := s.Result(nil, 0)
+	total.LatencyKind = "one-way"
+	res := &SinkResult{Interface: c.Iface, Result: total, SinkDrops: st.Drops, Handled: st.Handled, CPUNsPerFrame: rawsock.NsPerFrame(st.CPU, st.Handled), Rings: st.Rings}
+	if len(per) > 1 {
+		for i := range per {
+			per[i].LatencyKind = "one-way"
+		}
+		res.PerStream = per
+	}
+	return res, nil
 }
 
 // Text is the sink's count for a person.
 func (r *SinkResult) Text() string {
-	s := r.Result.Text("sink " + r.Interface)
+	head := "sink " + r.Interface
+	s := r.Result.Text(head)
+	if len(r.PerStream) > 1 {
+		s = strings.Replace(s, fmt.Sprintf("stream %d:", r.Stream), fmt.Sprintf("streams %d..%d:", r.Stream, int(r.Stream)+len(r.PerStream)-1), 1)
+		for _, p := range r.PerStream {
+			s += fmt.Sprintf("  stream %d: received %d of %d, lost %d, reordered %d, duplicated %d, corrupted %d\n",
+				p.Stream, p.Received, p.Sent, p.Lost, p.Reordered, p.Duplicated, p.Corrupted)
+		}
+	}
 	if r.SinkDrops > 0 {
 		s += fmt.Sprintf("  the sink's ring overflowed: %d frames dropped here, not on the path\n", r.SinkDrops)
 	}
-	return s
+	return s + threadsText("ring", r.CPUNsPerFrame, r.Rings)
 }
 
 // Verdict says why the sink's stream fell short: fewer than minFrames of it arrived, or
@@ -216,6 +330,7 @@ type RFC2544Config struct {
 	Loop        string
 	Bench       rfc2544.Config // LinkMbps 0: the port's speed
 	Force       bool
+	CPUs        int // senders and receive rings, as GenConfig's
 }
 
 // RFC2544Result is the benchmarks' results with what they ran on.
@@ -253,27 +368,23 @@ func RFC2544(ctx context.Context, c RFC2544Config) (*RFC2544Result, error) {
 	if err := RefuseManagement(p.Name, c.Force); err != nil {
 		return nil, err
 	}
-	e := &Trialer{Src: p.MAC, Dst: c.Peer, Kind: "round-trip", Settle: 500 * time.Millisecond, Root: c.Root, Port: p.Name}
-	rxName := p.Name
+	rxName, dst, kind := p.Name, c.Peer, "round-trip"
 	if c.Peer == nil {
 		q, err := LookupPort(c.Root, c.Loop, p.LinkMbps)
 		if err != nil {
 			return nil, err
 		}
-		e.Dst, e.Kind, rxName = q.MAC, "one-way", q.Name
+		dst, kind, rxName = q.MAC, "one-way", q.Name
 	}
 	maxLen := 0
 	for _, s := range cfg.Sizes {
 		maxLen = max(maxLen, s-frames.FCS)
 	}
-	if e.TX, err = rawsock.OpenTX(p.Name, maxLen, true); err != nil {
+	e, err := OpenTrialer(c.Root, p, dst, rxName, maxLen, c.CPUs, kind)
+	if err != nil {
 		return nil, err
 	}
-	defer e.TX.Close()
-	if e.RX, err = rawsock.OpenRX(rxName); err != nil {
-		return nil, err
-	}
-	defer e.RX.Close()
+	defer e.Close()
 	rs, err := rfc2544.Run(ctx, e, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name, err)

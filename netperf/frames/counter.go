@@ -140,6 +140,11 @@ type Result struct {
 	// LatencyKind says what the latency measures: one-way (sender and sink share a clock)
 	// or round-trip (through a reflector).
 	LatencyKind string `json:"latency_kind,omitempty"`
+
+	// What Sum needs to merge results: the latencies and the span of the frames.
+	lat         *hdrhistogram.Histogram
+	first, last int64
+	bytes       uint64
 }
 
 // Result sums up. sent is the count the sender reports when it is known (the same
@@ -153,28 +158,92 @@ func (c *Counter) Result(sent uint64, elapsed time.Duration) Result {
 		sent = uint64(c.highest + 1)
 	}
 	r := Result{Stream: c.Stream, Sent: sent, Received: c.Received, Reordered: c.Reordered, Duplicated: c.Duplicated, Corrupted: c.Corrupted, Foreign: c.Foreign,
-		ReflectorDrops: c.reflectorDrops}
-	if sent > c.Received {
-		r.Lost = sent - c.Received
+		ReflectorDrops: c.reflectorDrops, lat: c.lat, first: c.first, last: c.last, bytes: c.Bytes}
+	r.finish(sent, elapsed)
+	return r
+}
+
+// finish computes loss, rates and percentiles from the counts.
+func (r *Result) finish(sent uint64, elapsed time.Duration) {
+	r.Sent = sent
+	r.Lost, r.LossPct = 0, 0
+	if sent > r.Received {
+		r.Lost = sent - r.Received
 	}
 	if sent > 0 {
 		r.LossPct = 100 * float64(r.Lost) / float64(sent)
 	}
 	secs := elapsed.Seconds()
-	if elapsed == 0 && c.last > c.first && c.Received > 1 {
+	if elapsed == 0 && r.last > r.first && r.Received > 1 {
 		// The span of n frames is n-1 gaps: scale it up to n.
-		secs = float64(c.last-c.first) / 1e9 * float64(c.Received) / float64(c.Received-1)
+		secs = float64(r.last-r.first) / 1e9 * float64(r.Received) / float64(r.Received-1)
 	}
 	r.Seconds = secs
+	r.PPS, r.L2Mbps, r.WireMbps = 0, 0, 0
 	if secs > 0 {
-		r.PPS = float64(c.Received) / secs
-		r.L2Mbps = float64(c.Bytes) * 8 / secs / 1e6
-		r.WireMbps = float64(c.Bytes+c.Received*WireOverhead) * 8 / secs / 1e6
+		r.PPS = float64(r.Received) / secs
+		r.L2Mbps = float64(r.bytes) * 8 / secs / 1e6
+		r.WireMbps = float64(r.bytes+r.Received*WireOverhead) * 8 / secs / 1e6
 	}
-	if c.lat.TotalCount() > 0 {
-		r.Latency = &Latency{P50: c.lat.ValueAtQuantile(50), P90: c.lat.ValueAtQuantile(90), P99: c.lat.ValueAtQuantile(99), P999: c.lat.ValueAtQuantile(99.9), Max: c.lat.Max()}
+	r.Latency = nil
+	if r.lat != nil && r.lat.TotalCount() > 0 {
+		r.Latency = &Latency{P50: r.lat.ValueAtQuantile(50), P90: r.lat.ValueAtQuantile(90), P99: r.lat.ValueAtQuantile(99), P999: r.lat.ValueAtQuantile(99.9), Max: r.lat.Max()}
 	}
-	return r
+}
+
+// Merge adds o, the same stream's accounting from another receive ring (sink --cpus N:
+// the port's frames fanned out over N rings by flow), into c. Reordering and duplicates
+// stay as each ring counted them: a flow's frames all go to one ring, so its order is
+// whole there. The merged counter is for Result, not for more Adds.
+func (c *Counter) Merge(o *Counter) {
+	c.Received += o.Received
+	c.Reordered += o.Reordered
+	c.Duplicated += o.Duplicated
+	c.Corrupted += o.Corrupted
+	c.Foreign += o.Foreign
+	c.Bytes += o.Bytes
+	c.highest = max(c.highest, o.highest)
+	if o.sawEnd {
+		c.sent, c.sawEnd = max(c.sent, o.sent), true
+	}
+	c.reflectorDrops = max(c.reflectorDrops, o.reflectorDrops)
+	if o.first != 0 && (c.first == 0 || o.first < c.first) {
+		c.first = o.first
+	}
+	c.last = max(c.last, o.last)
+	c.lat.Merge(o.lat)
+}
+
+// Sum is the results of several streams (one a sender: gen --cpus N) taken as one: the
+// counts added, latencies merged, rates over the given elapsed time (0: the span from
+// the first frame of any stream to the last of any). Stream is the first one's.
+func Sum(rs []Result, elapsed time.Duration) Result {
+	if len(rs) == 0 {
+		return Result{}
+	}
+	t := Result{Stream: rs[0].Stream, LatencyKind: rs[0].LatencyKind, lat: hdrhistogram.New(1, 100e9, 3)}
+	var sent uint64
+	for _, r := range rs {
+		sent += r.Sent
+		t.Received += r.Received
+		t.Reordered += r.Reordered
+		t.Duplicated += r.Duplicated
+		t.Corrupted += r.Corrupted
+		t.Foreign += r.Foreign
+		t.ReflectorDrops += r.ReflectorDrops
+		t.SenderDrops += r.SenderDrops
+		t.Offered += r.Offered
+		t.bytes += r.bytes
+		if r.lat != nil {
+			t.lat.Merge(r.lat)
+		}
+		if r.first != 0 && (t.first == 0 || r.first < t.first) {
+			t.first = r.first
+		}
+		t.last = max(t.last, r.last)
+	}
+	t.finish(sent, elapsed)
+	return t
 }
 
 // PathLost is the frames lost on the path: lost less those the sending port's driver and
@@ -189,4 +258,77 @@ func (r Result) PathLossPct() float64 {
 		return 0
 	}
 	return 100 * float64(r.PathLost()) / float64(r.Sent)
+}
+
+// Streams is a sink's accounting of the streams Base..Base+len(C)-1: one a sender when
+// a generator runs several (gen --cpus N gives each sender its own stream, so each
+// stream's sequence stays whole). Add parses a frame once and hands it to its stream's
+// counter; a frame of no stream here is counted in Foreign.
+type Streams struct {
+	Base    uint16
+	C       []*Counter
+	Foreign uint64
+}
+
+// NewStreams returns the accounting of n streams from base.
+func NewStreams(base uint16, n int) *Streams {
+	s := &Streams{Base: base}
+	for i := 0; i < n; i++ {
+		s.C = append(s.C, NewCounter(base+uint16(i)))
+	}
+	return s
+}
+
+// Add accounts one received frame.
+func (s *Streams) Add(f []byte, rxNanos int64) {
+	in, k := Parse(f)
+	if i := int(in.Stream - s.Base); k != Foreign && i < len(s.C) {
+		s.C[i].AddParsed(in, k, len(f), rxNanos)
+		return
+	}
+	s.Foreign++
+}
+
+// Received is the frames of every stream received so far.
+func (s *Streams) Received() uint64 {
+	var n uint64
+	for _, c := range s.C {
+		n += c.Received
+	}
+	return n
+}
+
+// Corrupted is the frames of every stream whose payload checksum failed.
+func (s *Streams) Corrupted() uint64 {
+	var n uint64
+	for _, c := range s.C {
+		n += c.Corrupted
+	}
+	return n
+}
+
+// Merge adds o, the same streams' accounting from another receive ring.
+func (s *Streams) Merge(o *Streams) {
+	for i, c := range s.C {
+		c.Merge(o.C[i])
+	}
+	s.Foreign += o.Foreign
+}
+
+// Result is each stream's result and their sum (see Sum). sent[i] is the count stream
+// i's sender reports, when known (the same process); nil or 0 takes it from the end
+// marker or the highest sequence, as Counter.Result does. Frames of no stream here are
+// the sum's Foreign.
+func (s *Streams) Result(sent []uint64, elapsed time.Duration) (Result, []Result) {
+	per := make([]Result, len(s.C))
+	for i, c := range s.C {
+		var n uint64
+		if i < len(sent) {
+			n = sent[i]
+		}
+		per[i] = c.Result(n, elapsed)
+	}
+	t := Sum(per, elapsed)
+	t.Foreign += s.Foreign
+	return t, per
 }

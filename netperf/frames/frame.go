@@ -60,7 +60,10 @@ type Spec struct {
 	VLAN         int   // 802.1Q VLAN id, 0 for none
 	Sizes        []int // frame sizes with FCS, cycled frame by frame (one for a fixed size)
 	Flows        int   // UDP source ports used, frame by frame, so RSS/RPS spread the load
-	Stream       uint16
+	// FirstFlow offsets the source ports: a sender of several (gen --cpus N) takes its
+	// own range, so a receiver's RSS or fanout hash tells the senders' flows apart.
+	FirstFlow int
+	Stream    uint16
 }
 
 // Defaults for the addresses: RFC 2544's benchmarking network, 198.18.0.0/15.
@@ -101,6 +104,9 @@ func NewBuilder(s Spec) (*Builder, error) {
 	if s.Flows < 1 || s.Flows > 65535-srcPortBase {
 		return nil, fmt.Errorf("flows %d: want 1..%d", s.Flows, 65535-srcPortBase)
 	}
+	if s.FirstFlow < 0 || s.FirstFlow+s.Flows > 65535-srcPortBase {
+		return nil, fmt.Errorf("flows %d from %d: the UDP source ports end at %d, want at most %d flows in all", s.Flows, s.FirstFlow, srcPortBase+s.FirstFlow+s.Flows-1, 65535-srcPortBase)
+	}
 	if s.VLAN < 0 || s.VLAN > 4094 {
 		return nil, fmt.Errorf("VLAN %d: want 1..4094", s.VLAN)
 	}
@@ -132,7 +138,7 @@ func NewBuilder(s Spec) (*Builder, error) {
 	for f := 0; f < s.Flows; f++ {
 		var row []tmpl
 		for _, sz := range sizes {
-			t, err := build(s, sz, uint16(srcPortBase+f))
+			t, err := build(s, sz, uint16(srcPortBase+s.FirstFlow+f))
 			if err != nil {
 				return nil, err
 			}
@@ -211,6 +217,13 @@ func build(s Spec, size int, sport uint16) (tmpl, error) {
 		fixed[i] = 0
 	}
 	return tmpl{frame: frame, off: hdr, sum: onesSum(0, fixed)}, nil
+}
+
+// Spec is the spec the builder was made from, with its defaults filled in.
+func (b *Builder) Spec() Spec {
+	s := b.spec
+	s.Sizes = append([]int(nil), s.Sizes...)
+	return s
 }
 
 // FrameLen is the buffer length of frame seq (its size less the FCS).

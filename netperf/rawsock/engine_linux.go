@@ -3,6 +3,7 @@ package rawsock
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"runtime"
 	"sync"
@@ -12,38 +13,78 @@ import (
 	"github.com/zynqnet/linerate/netperf/frames"
 )
 
-// Gen stamps frames 0, 1, ... of b into the ring on an absolute schedule (frame i is due
-// at i/FPS seconds), so the average rate is exact whatever the timer's resolution; the
-// frames due are handed to the driver in one batch. A sender the CPU left behind (a
-// busy machine) catches up at 150% of the rate through a token bucket of 10 ms of
-// frames, never in one burst that would overflow a queue the test did not mean to
-// measure (a veth backlog holds 1000 frames); 10 ms, not less, so that a batch still
-// keeps the rate when each send() takes milliseconds on a loaded CPU.
-func Gen(ctx context.Context, tx *TX, b *frames.Builder, o GenOptions) (GenStats, error) {
-	var st GenStats
+// Gen runs the senders until the run's Count or Duration: each on its own thread
+// (pinned where its CPU says), stamping its stream's frames 0, 1, ... into its ring and
+// handing the frames due to the driver in one batch. The pacing is shared (see pacer):
+// FPS and Count are the senders' total.
+func Gen(ctx context.Context, senders []Sender, o GenOptions) (GenStats, error) {
 	start := time.Now()
-	nextProgress := time.Second
-	burst := max(o.FPS*0.010, 16)
-	tokens, last := burst, start
+	p := newPacer(o, start)
+	stats := make([]GenStats, len(senders))
+	sent := make([]atomic.Uint64, len(senders))
+	errs := make([]error, len(senders))
+	var wg sync.WaitGroup
+	for i := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stats[i], errs[i] = send(ctx, senders[i], p, o, &sent[i])
+		}()
+	}
+	progress(o.Progress, start, &wg, func() uint64 {
+		var n uint64
+		for i := range sent {
+			n += sent[i].Load()
+		}
+		return n
+	})
+	var st GenStats
+	for i, s := range stats {
+		st.Sent += s.Sent
+		st.Bytes += s.Bytes
+		st.Elapsed = max(st.Elapsed, s.Elapsed)
+		st.CPU += s.CPU
+		st.Senders = append(st.Senders, ThreadStats{CPU: senders[i].CPU, Frames: s.Sent, CPUTime: s.CPU})
+	}
+	return st, errors.Join(errs...)
+}
+
+// progress calls fn about once a second with count() until wg is done.
+func progress(fn func(uint64, time.Duration), start time.Time, wg *sync.WaitGroup, count func() uint64) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	if fn == nil {
+		<-done
+		return
+	}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
 	for {
-		now := time.Now()
-		el := now.Sub(start)
-		if ctx.Err() != nil || (o.Duration > 0 && el >= o.Duration) || (o.Count > 0 && st.Sent >= o.Count) {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			fn(count(), time.Since(start))
+		}
+	}
+}
+
+// send is one sender's loop. Up to 4096 frames a batch: bigger batches gained nothing
+// measurable, and a frame's TX stamp waits in the ring for the batch before it.
+func send(ctx context.Context, s Sender, p *pacer, o GenOptions, sent *atomic.Uint64) (st GenStats, err error) {
+	th, err := lockThread(s.CPU)
+	if err != nil {
+		return st, err
+	}
+	defer th.unlock(s.CPU >= 0)
+	defer func() { st.CPU = th.used() }()
+	tx, b := s.TX, s.B
+	for ctx.Err() == nil {
+		n, wait, done := p.claim(4096)
+		if done {
 			break
 		}
-		if o.Progress != nil && el >= nextProgress {
-			o.Progress(st.Sent, el)
-			nextProgress += time.Second
-		}
-		due := ^uint64(0)
-		if o.FPS > 0 {
-			due = uint64(o.FPS*el.Seconds()) + 1
-		}
-		if o.Count > 0 {
-			due = min(due, o.Count)
-		}
-		if due <= st.Sent {
-			wait := time.Duration(float64(st.Sent)/o.FPS*1e9) - el
+		if n == 0 {
 			if wait > 300*time.Microsecond {
 				// At most 20 ms at a time: at a slow rate the next frame can be seconds
 				// away, and the run must still end at its duration or on a signal.
@@ -53,24 +94,12 @@ func Gen(ctx context.Context, tx *TX, b *frames.Builder, o GenOptions) (GenStats
 			}
 			continue
 		}
-		ts := now.UnixNano()
-		filled := 0
-		// Up to 4096 frames a batch: bigger batches gained nothing measurable, and a
-		// frame's TX stamp waits in the ring for the batch before it.
-		n := min(due-st.Sent, 4096)
-		if o.FPS > 0 {
-			tokens = min(tokens+now.Sub(last).Seconds()*o.FPS*1.5, burst)
-			last = now
-			if tokens < 1 {
-				runtime.Gosched()
-				continue
-			}
-			n = min(n, uint64(tokens))
-			tokens -= float64(n)
-		}
-		for ; n > 0; n-- {
+		ts := time.Now().UnixNano()
+		var filled uint64
+		for ; filled < n; filled++ {
 			slot, err := tx.Slot()
 			if err != nil {
+				p.unclaim(n - filled)
 				return st, err
 			}
 			if slot == nil {
@@ -86,8 +115,9 @@ func Gen(ctx context.Context, tx *TX, b *frames.Builder, o GenOptions) (GenStats
 			tx.Commit(l)
 			st.Sent++
 			st.Bytes += uint64(l + frames.FCS)
-			filled++
 		}
+		p.unclaim(n - filled)
+		sent.Store(st.Sent)
 		if err := tx.Flush(); err != nil {
 			return st, err
 		}
@@ -96,7 +126,7 @@ func Gen(ctx context.Context, tx *TX, b *frames.Builder, o GenOptions) (GenStats
 			time.Sleep(20 * time.Microsecond)
 		}
 	}
-	st.Elapsed = time.Since(start)
+	st.Elapsed = time.Since(p.start)
 	tx.Drain(time.Second)
 	if o.EndMarkers {
 		// Three markers, a millisecond apart: one lost marker must not cost the count.
@@ -112,55 +142,239 @@ func Gen(ctx context.Context, tx *TX, b *frames.Builder, o GenOptions) (GenStats
 	return st, nil
 }
 
-// Sink feeds every frame received into c. It returns the time from the first frame of
-// the stream (or the start) to the end.
-func Sink(ctx context.Context, rx *RX, c *frames.Counter, o SinkOptions) (time.Duration, error) {
+// Sink counts the frames of the streams base..base+n-1 arriving on the rings, each ring
+// read by its own thread (pinned to cpus[i] when cpus is given) into its own accounting,
+// merged when the run ends. It returns the merged accounting and what the threads did.
+func Sink(ctx context.Context, rings []*RX, cpus []int, base uint16, n int, o SinkOptions) (*frames.Streams, SinkStats, error) {
 	start := time.Now()
-	var endAt time.Time
-	nextProgress := time.Second
+	var halt atomic.Bool
+	type ring struct {
+		s                            *frames.Streams
+		received, corrupted, foreign atomic.Uint64
+		ended                        []atomic.Bool
+		st                           ThreadStats
+		handled                      uint64
+		err                          error
+	}
+	rs := make([]*ring, len(rings))
+	var wg sync.WaitGroup
+	for i, rx := range rings {
+		r := &ring{s: frames.NewStreams(base, n), ended: make([]atomic.Bool, n), st: ThreadStats{CPU: -1}}
+		if cpus != nil {
+			r.st.CPU = cpus[i]
+		}
+		rs[i] = r
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			th, err := lockThread(r.st.CPU)
+			if err != nil {
+				r.err = err
+				halt.Store(true)
+				return
+			}
+			defer th.unlock(r.st.CPU >= 0)
+			for !halt.Load() {
+				k, err := rx.Poll(10*time.Millisecond, r.s.Add)
+				if err != nil {
+					r.err = err
+					halt.Store(true)
+					break
+				}
+				r.handled += uint64(k)
+				r.received.Store(r.s.Received())
+				r.corrupted.Store(r.s.Corrupted())
+				r.foreign.Store(r.s.Foreign)
+				for j, c := range r.s.C {
+					if _, ok := c.SawEnd(); ok {
+						r.ended[j].Store(true)
+					}
+				}
+			}
+			r.st.CPUTime = th.used()
+		}()
+	}
 	grace := o.Grace
 	if grace == 0 {
 		grace = 200 * time.Millisecond
 	}
-	for {
-		el := time.Since(start)
-		if ctx.Err() != nil || (o.Duration > 0 && el >= o.Duration) || (o.Count > 0 && c.Received >= o.Count) ||
-			(o.Stop != nil && o.Stop.Load()) || (!endAt.IsZero() && time.Now().After(endAt)) {
-			return el, nil
+	var endAt time.Time
+	nextProgress := time.Second
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for !halt.Load() {
+		var p SinkProgress
+		ended := 0
+		for _, r := range rs {
+			p.Received += r.received.Load()
+			p.Corrupted += r.corrupted.Load()
+			p.Foreign += r.foreign.Load()
 		}
-		if o.Progress != nil && el >= nextProgress {
-			o.Progress(c, el)
-			nextProgress += time.Second
-		}
-		if _, err := rx.Poll(10*time.Millisecond, c.Add); err != nil {
-			return el, err
+		for j := 0; j < n; j++ {
+			for _, r := range rs {
+				if r.ended[j].Load() {
+					ended++
+					break
+				}
+			}
 		}
 		if o.Seen != nil {
-			o.Seen.Store(c.Received)
+			o.Seen.Store(p.Received)
 		}
-		if _, ok := c.SawEnd(); ok && endAt.IsZero() {
+		if ended == n && endAt.IsZero() {
 			endAt = time.Now().Add(grace)
 		}
+		el := time.Since(start)
+		if ctx.Err() != nil || (o.Duration > 0 && el >= o.Duration) || (o.Count > 0 && p.Received >= o.Count) ||
+			(o.Stop != nil && o.Stop.Load()) || (!endAt.IsZero() && time.Now().After(endAt)) {
+			break
+		}
+		if o.Progress != nil && el >= nextProgress {
+			o.Progress(p, el)
+			nextProgress += time.Second
+		}
+		<-tick.C
+	}
+	halt.Store(true)
+	wg.Wait()
+	st := SinkStats{Elapsed: time.Since(start)}
+	var errs []error
+	all := rs[0].s
+	for i, r := range rs {
+		if i > 0 {
+			all.Merge(r.s)
+		}
+		r.st.Frames = r.handled
+		st.Handled += r.handled
+		st.CPU += r.st.CPUTime
+		st.Rings = append(st.Rings, r.st)
+		st.Drops += rings[i].Drops()
+		errs = append(errs, r.err)
+	}
+	return all, st, errors.Join(errs...)
+}
+
+// dropBook is the reflector's record, shared by its threads, of the test frames its TX
+// rings had no room for, per stream; and the streams with drops not yet reported, each
+// with a frame of it that fits a TX ring to make the report from (frames.MakeDropReport),
+// nil until one comes by.
+type dropBook struct {
+	mu      sync.Mutex
+	maxLen  int
+	drops   map[uint16]uint64
+	pending map[uint16][]byte
+	any     atomic.Bool // pending is not empty
+}
+
+func (d *dropBook) dropped(stream uint16, f []byte) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.drops[stream]++
+	if _, ok := d.pending[stream]; !ok {
+		d.pending[stream] = nil
+	}
+	d.template(stream, f)
+	d.any.Store(true)
+}
+
+// template keeps f as stream's report frame when one is wanted and f fits. Locked.
+func (d *dropBook) template(stream uint16, f []byte) {
+	if t, ok := d.pending[stream]; ok && t == nil && len(f) <= d.maxLen {
+		d.pending[stream] = append([]byte(nil), f...)
 	}
 }
 
-// Reflect sends every test frame addressed to mac back where it came from, MACs swapped,
-// until ctx ends or duration passes (0: until ctx ends).
-func Reflect(ctx context.Context, rx *RX, tx *TX, mac net.HardwareAddr, duration time.Duration, progress func(ReflectStats, time.Duration)) (ReflectStats, error) {
-	var st ReflectStats
-	start := time.Now()
-	nextProgress := time.Second
-	var txErr error
-	// Frames the TX ring had no room for, per stream; the streams with drops not yet
-	// reported, each with a frame of it that fits the ring to make the report from (see
-	// frames.MakeDropReport), nil until one comes by.
-	drops := map[uint16]uint64{}
-	pending := map[uint16][]byte{}
-	template := func(stream uint16, f []byte) {
-		if t, ok := pending[stream]; ok && t == nil && len(f) <= tx.maxLen {
-			pending[stream] = append([]byte(nil), f...)
+// report tells each sender how many of its stream's frames were dropped here, so they
+// are not taken for loss on the path; counts are cumulative over every thread.
+func (d *dropBook) report(tx *TX, st *ReflectStats) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for stream, f := range d.pending {
+		if f == nil {
+			continue // no frame of the stream that fits has come by yet
 		}
+		slot, _ := tx.Slot()
+		if slot == nil {
+			return
+		}
+		n := copy(slot, f)
+		frames.MakeDropReport(slot[:n], d.drops[stream])
+		frames.SwapMACs(slot[:n])
+		tx.Commit(n)
+		st.Reports++
+		delete(d.pending, stream)
 	}
+	d.any.Store(len(d.pending) > 0)
+}
+
+// Reflect sends every test frame addressed to mac back where it came from, MACs
+// swapped, until ctx ends or duration passes (0: until ctx ends). Frame i of the RX
+// rings goes back out of TX ring i, each pair on its own thread (pinned to cpus[i] when
+// cpus is given).
+func Reflect(ctx context.Context, rxs []*RX, txs []*TX, cpus []int, mac net.HardwareAddr, duration time.Duration, progress func(ReflectStats, time.Duration)) (ReflectStats, error) {
+	start := time.Now()
+	book := &dropBook{maxLen: txs[0].maxLen, drops: map[uint16]uint64{}, pending: map[uint16][]byte{}}
+	for _, tx := range txs {
+		book.maxLen = min(book.maxLen, tx.maxLen)
+	}
+	var halt atomic.Bool
+	stats := make([]ReflectStats, len(rxs))
+	live := make([]atomic.Pointer[ReflectStats], len(rxs))
+	errs := make([]error, len(rxs))
+	var wg sync.WaitGroup
+	for i := range rxs {
+		cpu := -1
+		if cpus != nil {
+			cpu = cpus[i]
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stats[i], errs[i] = reflectRing(rxs[i], txs[i], cpu, mac, book, &halt, &live[i])
+			if errs[i] != nil {
+				halt.Store(true)
+			}
+		}()
+	}
+	nextProgress := time.Second
+	for !halt.Load() {
+		el := time.Since(start)
+		if ctx.Err() != nil || (duration > 0 && el >= duration) {
+			break
+		}
+		if progress != nil && el >= nextProgress {
+			var st ReflectStats
+			for i := range live {
+				if p := live[i].Load(); p != nil {
+					st.add(*p)
+				}
+			}
+			progress(st, el)
+			nextProgress += time.Second
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	halt.Store(true)
+	wg.Wait()
+	var st ReflectStats
+	for _, s := range stats {
+		st.add(s)
+		st.CPUTime += s.CPUTime
+		st.Rings = append(st.Rings, s.Rings...)
+	}
+	st.NsPerFrame = NsPerFrame(st.CPUTime, st.Reflected+st.Foreign+st.Dropped)
+	return st, errors.Join(errs...)
+}
+
+// reflectRing is one reflecting thread: rx to tx until halt.
+func reflectRing(rx *RX, tx *TX, cpu int, mac net.HardwareAddr, book *dropBook, halt *atomic.Bool, live *atomic.Pointer[ReflectStats]) (ReflectStats, error) {
+	var st ReflectStats
+	th, err := lockThread(cpu)
+	if err != nil {
+		return st, err
+	}
+	defer th.unlock(cpu >= 0)
+	var txErr error
 	handle := func(f []byte, _ int64) {
 		if len(f) < 14 || !bytes.Equal(f[:6], mac) {
 			st.Foreign++
@@ -178,85 +392,74 @@ func Reflect(ctx context.Context, rx *RX, tx *TX, mac net.HardwareAddr, duration
 		if slot == nil || len(f) > len(slot) {
 			st.Dropped++
 			if k == frames.Data {
-				drops[in.Stream]++
-				if _, ok := pending[in.Stream]; !ok {
-					pending[in.Stream] = nil
-				}
-				template(in.Stream, f)
+				book.dropped(in.Stream, f)
 			}
 			return
 		}
-		if len(pending) > 0 && k == frames.Data {
-			template(in.Stream, f)
+		if k == frames.Data && book.any.Load() {
+			book.mu.Lock()
+			book.template(in.Stream, f)
+			book.mu.Unlock()
 		}
 		n := copy(slot, f)
 		frames.SwapMACs(slot[:n])
 		tx.Commit(n)
 		st.Reflected++
 	}
-	// report tells each sender how many of its stream's frames were dropped here, so
-	// they are not taken for loss on the path; counts are cumulative.
-	report := func() {
-		for stream, f := range pending {
-			if f == nil {
-				continue // no frame of the stream that fits has come by yet
-			}
-			slot, _ := tx.Slot()
-			if slot == nil {
-				return
-			}
-			n := copy(slot, f)
-			frames.MakeDropReport(slot[:n], drops[stream])
-			frames.SwapMACs(slot[:n])
-			tx.Commit(n)
-			st.Reports++
-			delete(pending, stream)
-		}
-	}
-	for {
-		el := time.Since(start)
-		if ctx.Err() != nil || (duration > 0 && el >= duration) {
-			tx.Drain(time.Second)
-			report()
-			tx.Drain(time.Second)
-			return st, nil
-		}
-		if progress != nil && el >= nextProgress {
-			progress(st, el)
-			nextProgress += time.Second
-		}
+	for !halt.Load() {
 		if _, err := rx.Poll(10*time.Millisecond, handle); err != nil {
 			return st, err
 		}
 		if txErr != nil {
 			return st, txErr
 		}
-		report()
+		if book.any.Load() {
+			book.report(tx, &st)
+		}
 		if err := tx.Kick(); err != nil {
 			return st, err
 		}
+		snap := st
+		live.Store(&snap)
 	}
+	tx.Drain(time.Second)
+	book.report(tx, &st)
+	tx.Drain(time.Second)
+	st.CPUTime = th.used()
+	st.Rings = []ThreadStats{{CPU: cpu, Frames: st.Reflected + st.Foreign + st.Dropped, CPUTime: st.CPUTime}}
+	return st, nil
 }
 
-// Trial runs one measurement in one process: a sink on rx for a fresh stream and Gen on
-// tx, then waits (up to settle) for the frames in flight. It is what the RFC 2544 tests
-// are made of.
-func Trial(ctx context.Context, tx *TX, rx *RX, spec frames.Spec, o GenOptions, settle time.Duration) (frames.Result, GenStats, error) {
-	b, err := frames.NewBuilder(spec)
-	if err != nil {
-		return frames.Result{}, GenStats{}, err
+// Trial runs one measurement in one process: a sink on rxs for fresh streams (spec's,
+// and one more a sender after the first) and Gen with a sender on each of txs (pinned to
+// cpus[i] when cpus is given), then waits (up to settle) for the frames in flight. It is
+// what the RFC 2544 tests are made of. The result is the streams' sum.
+func Trial(ctx context.Context, txs []*TX, rxs []*RX, cpus []int, spec frames.Spec, o GenOptions, settle time.Duration) (frames.Result, GenStats, error) {
+	senders := make([]Sender, len(txs))
+	for i, tx := range txs {
+		s := spec
+		s.Stream += uint16(i)
+		s.FirstFlow += i * spec.Flows
+		b, err := frames.NewBuilder(s)
+		if err != nil {
+			return frames.Result{}, GenStats{}, err
+		}
+		senders[i] = Sender{TX: tx, B: b, CPU: -1}
+		if cpus != nil {
+			senders[i].CPU = cpus[i]
+		}
 	}
-	c := frames.NewCounter(spec.Stream)
 	var stop atomic.Bool
 	var seen atomic.Uint64
 	var wg sync.WaitGroup
 	var sinkErr error
+	var streams *frames.Streams
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_, sinkErr = Sink(ctx, rx, c, SinkOptions{Stop: &stop, Seen: &seen})
+		streams, _, sinkErr = Sink(ctx, rxs, nil, spec.Stream, len(txs), SinkOptions{Stop: &stop, Seen: &seen})
 	}()
-	gs, err := Gen(ctx, tx, b, o)
+	gs, err := Gen(ctx, senders, o)
 	if err == nil {
 		deadline := time.Now().Add(settle)
 		for time.Now().Before(deadline) && ctx.Err() == nil {
@@ -271,5 +474,10 @@ func Trial(ctx context.Context, tx *TX, rx *RX, spec frames.Spec, o GenOptions, 
 	if err == nil {
 		err = sinkErr
 	}
-	return c.Result(gs.Sent, gs.Elapsed), gs, err
+	sent := make([]uint64, len(gs.Senders))
+	for i, s := range gs.Senders {
+		sent[i] = s.Frames
+	}
+	total, _ := streams.Result(sent, gs.Elapsed)
+	return total, gs, err
 }

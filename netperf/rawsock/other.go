@@ -20,25 +20,45 @@ type TX struct{}
 // RX is a receive ring (Linux only).
 type RX struct{}
 
-func OpenTX(string, int, bool) (*TX, error) { return nil, errOS }
-func OpenRX(string) (*RX, error)            { return nil, errOS }
-func OpenRXFrames(string) (*RX, error)      { return nil, errOS }
-func (*TX) Close() error                    { return nil }
-func (*RX) Close() error                    { return nil }
-func (*RX) Drops() uint64                   { return 0 }
+// Fanout is how a group of receive rings shares a port's frames (Linux only).
+type Fanout int
 
-func Gen(context.Context, *TX, *frames.Builder, GenOptions) (GenStats, error) {
+const (
+	FanoutHash Fanout = 0
+	FanoutCPU  Fanout = 2
+)
+
+func ParseFanout(s string) (Fanout, error) {
+	switch s {
+	case "hash":
+		return FanoutHash, nil
+	case "cpu":
+		return FanoutCPU, nil
+	}
+	return 0, fmt.Errorf("fanout %q: want hash or cpu", s)
+}
+
+func OpenTX(string, int, bool) (*TX, error)                { return nil, errOS }
+func OpenRX(string) (*RX, error)                           { return nil, errOS }
+func OpenRXFrames(string) (*RX, error)                     { return nil, errOS }
+func OpenRXRings(string, int, bool, Fanout) ([]*RX, error) { return nil, errOS }
+func CPUs(int) ([]int, error)                              { return nil, errOS }
+func (*TX) Close() error                                   { return nil }
+func (*RX) Close() error                                   { return nil }
+func (*RX) Drops() uint64                                  { return 0 }
+
+func Gen(context.Context, []Sender, GenOptions) (GenStats, error) {
 	return GenStats{}, errOS
 }
 
-func Sink(context.Context, *RX, *frames.Counter, SinkOptions) (time.Duration, error) {
-	return 0, errOS
+func Sink(context.Context, []*RX, []int, uint16, int, SinkOptions) (*frames.Streams, SinkStats, error) {
+	return nil, SinkStats{}, errOS
 }
 
-func Reflect(context.Context, *RX, *TX, net.HardwareAddr, time.Duration, func(ReflectStats, time.Duration)) (ReflectStats, error) {
+func Reflect(context.Context, []*RX, []*TX, []int, net.HardwareAddr, time.Duration, func(ReflectStats, time.Duration)) (ReflectStats, error) {
 	return ReflectStats{}, errOS
 }
 
-func Trial(context.Context, *TX, *RX, frames.Spec, GenOptions, time.Duration) (frames.Result, GenStats, error) {
+func Trial(context.Context, []*TX, []*RX, []int, frames.Spec, GenOptions, time.Duration) (frames.Result, GenStats, error) {
 	return frames.Result{}, GenStats{}, errOS
 }

@@ -278,6 +278,88 @@ func (r *RX) open(iface string, version int, setRing func(fd int) error) (*RX, e
 	return r, nil
 }
 
+// Fanout is how a group of receive rings shares a port's frames (PACKET_FANOUT).
+type Fanout int
+
+const (
+	// FanoutHash hands each flow (the frame's flow hash: addresses and ports) to one
+	// ring, so a flow's order is whole in its ring.
+	FanoutHash Fanout = unix.PACKET_FANOUT_HASH
+	// FanoutCPU hands each frame to the ring of the CPU that received it (with RSS or
+	// RPS, again a flow per ring).
+	FanoutCPU Fanout = unix.PACKET_FANOUT_CPU
+)
+
+// ParseFanout reads a fanout mode by name: hash or cpu.
+func ParseFanout(s string) (Fanout, error) {
+	switch s {
+	case "hash":
+		return FanoutHash, nil
+	case "cpu":
+		return FanoutCPU, nil
+	}
+	return 0, fmt.Errorf("fanout %q: want hash or cpu", s)
+}
+
+// OpenRXRings opens n receive rings on iface (TPACKET_V2 frames with perFrame, as
+// OpenRXFrames, else TPACKET_V3 blocks, as OpenRX) that share its frames in one
+// PACKET_FANOUT group, each frame to one ring. n 1 is one ring and no group.
+//
+// A ring hears every frame between its bind and its join, and the group hears them
+// too: what a ring holds when it has joined is thrown away, so no frame is counted
+// twice. (Frames arriving in those microseconds are lost to the count; rings are
+// opened before a test's sender starts.)
+func OpenRXRings(iface string, n int, perFrame bool, mode Fanout) ([]*RX, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("%s: %d receive rings: want at least 1", iface, n)
+	}
+	var rings []*RX
+	closeAll := func() {
+		for _, r := range rings {
+			r.Close()
+		}
+	}
+	id := 0
+	for i := 0; i < n; i++ {
+		var r *RX
+		var err error
+		if perFrame {
+			r, err = OpenRXFrames(iface)
+		} else {
+			r, err = OpenRX(iface)
+		}
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		rings = append(rings, r)
+		if n == 1 {
+			break
+		}
+		arg := id | int(mode)<<16
+		if i == 0 {
+			// The kernel picks an id no other group in this namespace has (Linux 4.1+).
+			arg = (int(mode) | unix.PACKET_FANOUT_FLAG_UNIQUEID) << 16
+		}
+		if err := unix.SetsockoptInt(r.fd, unix.SOL_PACKET, unix.PACKET_FANOUT, arg); err != nil {
+			closeAll()
+			return nil, fmt.Errorf("%s: RX ring %d: PACKET_FANOUT: %w", iface, i, err)
+		}
+		if i == 0 {
+			v, err := unix.GetsockoptInt(r.fd, unix.SOL_PACKET, unix.PACKET_FANOUT)
+			if err != nil {
+				closeAll()
+				return nil, fmt.Errorf("%s: RX ring 0: read the fanout group: %w", iface, err)
+			}
+			id = v & 0xffff
+			continue
+		}
+		r.Poll(0, func([]byte, int64) {})
+		r.Drops()
+	}
+	return rings, nil
+}
+
 // pollFrames is Poll on a TPACKET_V2 ring: every frame ready now, then a wait of up to
 // timeout for the next one.
 func (r *RX) pollFrames(timeout time.Duration, fn func(frame []byte, rxNanos int64)) (int, error) {

@@ -8,35 +8,80 @@ import (
 )
 
 // GenOptions bound and pace a run of Gen. A run ends at Count frames or after Duration,
-// whichever comes first; at least one of them must be set.
+// whichever comes first; at least one of them must be set. FPS and Count are for all
+// the senders together.
 type GenOptions struct {
-	FPS        float64 // frames per second; 0 sends as fast as the ring drains
+	FPS        float64 // frames per second; 0 sends as fast as the rings drain
 	Count      uint64
 	Duration   time.Duration
 	EndMarkers bool                                // tell the sink how many frames were sent
 	Progress   func(sent uint64, el time.Duration) // about once a second
 }
 
-// GenStats is what Gen sent.
+// Sender is one of a run's senders: a TX ring, the frames it sends (its own stream) and
+// the CPU its thread is pinned to (-1: not pinned).
+type Sender struct {
+	TX  *TX
+	B   *frames.Builder
+	CPU int
+}
+
+// GenStats is what Gen sent, all senders together and each.
 type GenStats struct {
 	Sent    uint64
 	Bytes   uint64 // with FCS
 	Elapsed time.Duration
+	// CPU is the CPU time of the senders' threads (user and system, RUSAGE_THREAD).
+	CPU     time.Duration
+	Senders []ThreadStats
 }
 
-// SinkOptions bound a run of Sink: it ends at Duration, at Count frames of the stream,
-// after the sender's end marker (plus Grace for late frames), or when ctx ends.
+// ThreadStats is one sender's or receive ring's share of a run.
+type ThreadStats struct {
+	CPU     int           `json:"cpu"` // the CPU it was pinned to; -1: not pinned
+	Frames  uint64        `json:"frames"`
+	CPUTime time.Duration `json:"cpu_ns"`
+}
+
+// NsPerFrame is CPU time per frame: what a core spends on each, so a board's limit can
+// be estimated from its clock. 0 when no frame was handled.
+func NsPerFrame(cpu time.Duration, frames uint64) float64 {
+	if frames == 0 {
+		return 0
+	}
+	return float64(cpu.Nanoseconds()) / float64(frames)
+}
+
+// SinkOptions bound a run of Sink: it ends at Duration, at Count frames of the streams,
+// after every stream's end marker (plus Grace for late frames), or when ctx ends.
 type SinkOptions struct {
 	Duration time.Duration
 	Count    uint64
 	Grace    time.Duration
-	Progress func(c *frames.Counter, el time.Duration)
+	Progress func(p SinkProgress, el time.Duration)
 	// Stop, when set, ends the run as soon as it reads true (the same-process sender
 	// is done and its frames had time to arrive).
 	Stop *atomic.Bool
-	// Seen, when set, is kept at the count of the stream's frames received, for another
-	// goroutine to watch.
+	// Seen, when set, is kept at the count of the streams' frames received, for
+	// another goroutine to watch.
 	Seen *atomic.Uint64
+}
+
+// SinkProgress is a sink's count while it runs.
+type SinkProgress struct {
+	Received, Corrupted, Foreign uint64
+}
+
+// SinkStats is what the sink's rings and threads did.
+type SinkStats struct {
+	Elapsed time.Duration
+	// Handled is every frame the rings handed over, test frames or not.
+	Handled uint64
+	CPU     time.Duration
+	Rings   []ThreadStats
+	// Drops is the frames the kernel dropped because a ring was full: the sink was too
+	// slow, not loss on the path.
+	Drops uint64
 }
 
 // ReflectStats is what a reflector did.
@@ -45,4 +90,15 @@ type ReflectStats struct {
 	Foreign   uint64 `json:"foreign"`
 	Dropped   uint64 `json:"dropped"`      // test frames the TX ring had no room for
 	Reports   uint64 `json:"drop_reports"` // drop reports sent back to the senders
+	// CPUTime is the reflecting threads' CPU time; NsPerFrame per frame handled.
+	CPUTime    time.Duration `json:"cpu_ns"`
+	NsPerFrame float64       `json:"cpu_ns_per_frame"`
+	Rings      []ThreadStats `json:"rings,omitempty"`
+}
+
+func (s *ReflectStats) add(o ReflectStats) {
+	s.Reflected += o.Reflected
+	s.Foreign += o.Foreign
+	s.Dropped += o.Dropped
+	s.Reports += o.Reports
 }
