@@ -60,4 +60,3 @@ func (r *Reflector) Close() {
 func (r *Reflector) Run(ctx context.Context, duration time.Duration, progress func(rawsock.ReflectStats, time.Duration)) (rawsock.ReflectStats, error) {
 	return rawsock.Reflect(ctx, r.rx, r.tx, r.cpus, r.MAC, duration, progress)
 }
-
