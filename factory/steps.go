@@ -168,7 +168,7 @@ func (r *run) frames(ctx context.Context, s *validate.Step) (validate.Outcome, e
 	if err != nil {
 		return validate.Outcome{}, err
 	}
-	e, err := engine.OpenTrialer(r.Root, p, peer, p.Name, s.Size-frames.FCS, cpus, "round-trip")
+	e, err := engine.OpenTrialer(engine.TrialerConfig{Root: r.Root, Port: p, Dst: peer, RXPort: p.Name, MaxLen: s.Size - frames.FCS, CPUs: cpus, Kind: "round-trip", HWStamps: s.HWTimestamps})
 	if err != nil {
 		return validate.Outcome{}, err
 	}

@@ -109,6 +109,8 @@ type Step struct {
 	MinThroughputPct *float64 `yaml:"min_throughput_pct" json:"min_throughput_pct,omitempty"` // RFC 2544 throughput instead
 	// CPUs: senders and receive rings, as gen's --cpus (a count or all); empty: one
 	CPUs string `yaml:"cpus" json:"cpus,omitempty"`
+	// HWTimestamps: latency from the NIC's hardware stamps where the port has them
+	HWTimestamps bool `yaml:"hw_timestamps" json:"hw_timestamps,omitempty"`
 	// counters: error counters that may rise
 	Ignore []string `yaml:"ignore" json:"ignore,omitempty"`
 

@@ -91,7 +91,7 @@ Flags:
 
 const rfc2544Usage = `Usage: linerate rfc2544 IFACE (--peer MAC | --loop IFACE2) [--sizes 64,128,256,512,1024,1280,1518]
                         [--trial 10s] [--loss-tolerance 0] [--tests throughput,latency,loss,backtoback]
-                        [--resolution 1] [--link-mbps N] [--cpus N|all] [--json]
+                        [--resolution 1] [--link-mbps N] [--cpus N|all] [--hw-timestamps] [--json]
 
 Runs the RFC 2544 benchmarks from IFACE: throughput (the highest rate with loss within
 the tolerance, by binary search), latency at that rate, frame loss rate (from 100% down
@@ -108,6 +108,10 @@ Flags:
   --resolution P     throughput search stops within P% of the rate (default 1)
   --link-mbps N      the link speed 100% means (default: the interface's)
   --cpus N|all       N senders and N receive rings, as gen's and sink's --cpus
+  --hw-timestamps    latency from the NIC's own stamps as each frame leaves and comes
+                     back (SIOCSHWTSTAMP, put back after; with --peer): a ZynqMP GEM's
+                     TSU. A port without them (ethtool -T) measures with software
+                     stamps and the result says why
   --force            send on the interface that carries the default route
   --json             the results as JSON
 `
@@ -303,6 +307,7 @@ func runRFC2544Cmd(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	fs.Float64Var(&b.Res, "resolution", 1, "")
 	fs.IntVar(&b.LinkMbps, "link-mbps", 0, "")
 	fs.BoolVar(&c.Force, "force", false, "")
+	fs.BoolVar(&c.HWStamps, "hw-timestamps", false, "")
 	cpus := fs.String("cpus", "", "")
 	asJSON := fs.Bool("json", false, "")
 	pos, err := parseFlags(fs, args)
@@ -319,6 +324,9 @@ func runRFC2544Cmd(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	}
 	if c.CPUs, err = engine.ParseCPUs("--cpus", *cpus); err != nil {
 		return err
+	}
+	if c.HWStamps && c.Loop != "" {
+		return usageError("--hw-timestamps measures round trips through a reflector (--peer): two ports have a clock each")
 	}
 	c.Iface, b.Tests = pos[0], strings.Split(*tests, ",")
 	if b.Sizes, err = frames.ParseSizes(*sizes); err != nil {

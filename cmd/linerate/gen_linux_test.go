@@ -319,6 +319,7 @@ func TestEngineBadInput(t *testing.T) {
 		{[]string{"sink", "a0", "--cpus", "999"}, "999 CPUs asked for"},
 		{[]string{"reflect", "a0", "--cpus", "999"}, "999 CPUs asked for"},
 		{[]string{"rfc2544", "a0", "--peer", dst, "--cpus", "-3"}, `--cpus "-3"`},
+		{[]string{"rfc2544", "a0", "--loop", "b0", "--hw-timestamps"}, "--hw-timestamps measures round trips through a reflector"},
 	} {
 		o := cliIn(a, tc.args...)
 		if o.code != 2 || !strings.Contains(o.stderr, tc.want) {
@@ -532,16 +533,22 @@ func TestSeveralCPUs(t *testing.T) {
 		refl = cliIn(b, "reflect", "b0", "--cpus", "2", "--duration", "6s", "--json")
 	}()
 	time.Sleep(300 * time.Millisecond)
-	o := cliIn(a, "rfc2544", "a0", "--peer", dst, "--sizes", "128", "--trial", "1s", "--tests", "latency", "--cpus", "2", "--link-mbps", "100", "--json")
+	// --hw-timestamps: veth has no clock of its own; the latency is software's, and the
+	// result says why.
+	o := cliIn(a, "rfc2544", "a0", "--peer", dst, "--sizes", "128", "--trial", "1s", "--tests", "latency", "--cpus", "2", "--link-mbps", "100", "--hw-timestamps", "--json")
 	wg.Wait()
 	r := decode[struct {
 		Results []struct {
 			Latency *struct {
-				Kind string
-				NS   struct{ P50, P99 int64 } `json:"latency_ns"`
+				Kind, Clock string
+				HWNote      string                   `json:"hw_timestamps"`
+				NS          struct{ P50, P99 int64 } `json:"latency_ns"`
 			}
 		}
 	}](t, "rfc2544 --cpus 2", o)
+	if l := r.Results[0].Latency; l == nil || l.Clock != "software" || l.HWNote != "a0 has no hardware timestamping (ethtool -T a0: no hardware-transmit/receive/raw-clock): software stamps used" {
+		t.Errorf("rfc2544 --hw-timestamps on veth: %+v", l)
+	}
 	rf := decode[struct {
 		Reflected  uint64
 		NsPerFrame float64 `json:"cpu_ns_per_frame"`

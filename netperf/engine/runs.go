@@ -331,6 +331,8 @@ type RFC2544Config struct {
 	Bench       rfc2544.Config // LinkMbps 0: the port's speed
 	Force       bool
 	CPUs        int // senders and receive rings, as GenConfig's
+	// HWStamps asks for the NIC's hardware timestamps (through a reflector only).
+	HWStamps bool
 }
 
 // RFC2544Result is the benchmarks' results with what they ran on.
@@ -380,7 +382,7 @@ func RFC2544(ctx context.Context, c RFC2544Config) (*RFC2544Result, error) {
 	for _, s := range cfg.Sizes {
 		maxLen = max(maxLen, s-frames.FCS)
 	}
-	e, err := OpenTrialer(c.Root, p, dst, rxName, maxLen, c.CPUs, kind)
+	e, err := OpenTrialer(TrialerConfig{Root: c.Root, Port: p, Dst: dst, RXPort: rxName, MaxLen: maxLen, CPUs: c.CPUs, Kind: kind, HWStamps: c.HWStamps})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -60,20 +62,46 @@ type Trialer struct {
 	// Settle is how long the receiver waits for late frames after the sender is done.
 	Settle time.Duration
 	stream uint16
+	// hw: the port stamps every frame in hardware and the rings read the stamps;
+	// hwNote says why not when that was asked for; restore puts the port's
+	// timestamping back.
+	hw      bool
+	hwNote  string
+	restore func() error
 }
 
-// OpenTrialer opens the rings of trials from port p to dst, counted back on rxPort (p's
-// own name through a reflector, a second port looped): cpus as OpenReflector takes it,
-// a sender and a receive ring a CPU. Close closes the rings.
-func OpenTrialer(root string, p *Port, dst net.HardwareAddr, rxPort string, maxLen, cpus int, kind string) (*Trialer, error) {
-	e := &Trialer{Src: p.MAC, Dst: dst, Kind: kind, Settle: 500 * time.Millisecond, Root: root, Port: p.Name}
+// TrialerConfig is what OpenTrialer opens rings for.
+type TrialerConfig struct {
+	Root string
+	Port *Port            // the sending port
+	Dst  net.HardwareAddr // the reflector's MAC, or the looped port's
+	// RXPort is where frames are counted back: Port's own name through a reflector, a
+	// second port looped.
+	RXPort string
+	MaxLen int    // the longest frame, without FCS
+	CPUs   int    // senders and receive rings, as ParseCPUs gives it
+	Kind   string // "round-trip" or "one-way"
+	// HWStamps asks for the NIC's hardware timestamps of every frame (round trips
+	// through a reflector only: TX and RX on one port, one clock). A port that has none
+	// measures with software stamps, and the results say why.
+	HWStamps bool
+}
+
+// OpenTrialer opens the rings of trials: a sender and a receive ring a CPU. Close
+// closes them and puts the port's timestamping back.
+func OpenTrialer(c TrialerConfig) (*Trialer, error) {
+	p := c.Port
+	e := &Trialer{Src: p.MAC, Dst: c.Dst, Kind: c.Kind, Settle: 500 * time.Millisecond, Root: c.Root, Port: p.Name}
 	var err error
-	if e.CPUs, err = PickCPUs(cpus); err != nil {
+	if e.CPUs, err = PickCPUs(c.CPUs); err != nil {
 		return nil, err
+	}
+	if c.HWStamps && c.RXPort != p.Name {
+		return nil, badinput.Errorf("hardware timestamps measure round trips through a reflector: %s and %s have a clock each", p.Name, c.RXPort)
 	}
 	n := max(len(e.CPUs), 1)
 	for i := 0; i < n; i++ {
-		tx, err := rawsock.OpenTX(p.Name, maxLen, true)
+		tx, err := rawsock.OpenTX(p.Name, c.MaxLen, true)
 		if err != nil {
 			e.Close()
 			return nil, err
@@ -82,21 +110,57 @@ func OpenTrialer(root string, p *Port, dst net.HardwareAddr, rxPort string, maxL
 	}
 	// Blocks, not frames: a trial's count does not wait on a block's timer (the
 	// reflector hands frames on as they come, and the RX time is the kernel's stamp).
-	if e.RX, err = rawsock.OpenRXRings(rxPort, n, false, rawsock.FanoutHash); err != nil {
+	if e.RX, err = rawsock.OpenRXRings(c.RXPort, n, false, rawsock.FanoutHash); err != nil {
 		e.Close()
 		return nil, err
+	}
+	if c.HWStamps {
+		if err := e.stampHW(); err != nil {
+			e.Close()
+			return nil, err
+		}
 	}
 	return e, nil
 }
 
-// Close closes the rings.
-func (e *Trialer) Close() {
+// stampHW turns the port's hardware stamping on and has every ring read the stamps;
+// a port without it leaves the trials on software stamps, noted.
+func (e *Trialer) stampHW() error {
+	restore, err := rawsock.EnableHWStamps(e.Port)
+	var no *rawsock.NoHWStamps
+	if errors.As(err, &no) {
+		e.hwNote = no.Why + ": software stamps used"
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	e.restore, e.hw = restore, true
+	for _, t := range e.TX {
+		if err := t.StampHW(); err != nil {
+			return fmt.Errorf("%s: TX ring: %w", e.Port, err)
+		}
+	}
+	for _, r := range e.RX {
+		if err := r.StampHW(); err != nil {
+			return fmt.Errorf("%s: RX ring: %w", e.Port, err)
+		}
+	}
+	return nil
+}
+
+// Close closes the rings and puts the port's timestamping back as it was.
+func (e *Trialer) Close() error {
 	for _, t := range e.TX {
 		t.Close()
 	}
 	for _, r := range e.RX {
 		r.Close()
 	}
+	if e.restore != nil {
+		return e.restore()
+	}
+	return nil
 }
 
 // Trial sends size-byte frames at fps for d (or count frames) and counts them back.
@@ -109,17 +173,41 @@ func (e *Trialer) Trial(ctx context.Context, size int, fps float64, d time.Durat
 	if count > 0 {
 		o = rawsock.GenOptions{FPS: fps, Count: count, Duration: time.Duration(float64(count)/fps*2e9) + 5*time.Second}
 	}
+	offered := count
+	if count == 0 {
+		offered = uint64(fps * d.Seconds())
+	}
+	if e.hw {
+		// At most about 100,000 frames paired a trial (the book keeps them in memory).
+		o.HW = frames.NewHWBook(offered/100000 + 1)
+	}
 	before, okBefore := e.txDropped()
 	r, _, err := rawsock.Trial(ctx, e.TX, e.RX, e.CPUs, spec, o, e.Settle)
 	if after, ok := e.txDropped(); ok && okBefore && after > before {
 		r.SenderDrops = after - before
 	}
-	r.Offered = count
-	if count == 0 {
-		r.Offered = uint64(fps * d.Seconds())
-	}
+	r.Offered = offered
 	r.LatencyKind = e.Kind
+	r.LatencyClock, r.HWNote = "software", e.hwNote
+	if o.HW != nil {
+		e.hwLatency(&r, o.HW)
+	}
 	return r, err
+}
+
+// hwLatency puts the paired hardware stamps' latency in r, or says why there is none.
+func (e *Trialer) hwLatency(r *frames.Result, b *frames.HWBook) {
+	lat, n := b.Latency()
+	switch {
+	case lat != nil:
+		r.Latency, r.LatencyClock = lat, "hardware"
+		r.HWNote = fmt.Sprintf("%d frames paired (one in %d)", n, b.Every)
+	case r.Latency != nil:
+		r.HWNote = e.Port + " stamped no frame it received in hardware: software stamps used"
+	case r.Received > 0:
+		r.LatencyClock = "hardware"
+		r.HWNote = e.Port + " stamped frames it received but handed back no TX stamp: no latency"
+	}
 }
 
 // txDropped reads the sending port's tx_dropped counter.

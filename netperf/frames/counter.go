@@ -21,6 +21,9 @@ type Counter struct {
 	reflectorDrops                                             uint64 // the reflector's latest drop report
 	first, last                                                int64  // RX times of the first and last frame, ns
 	lat                                                        *hdrhistogram.Histogram
+	// HW, when set, takes the frames' hardware RX stamps (see HWBook); frames with a
+	// hardware stamp then add no software latency.
+	HW *HWBook
 }
 
 // NewCounter returns the accounting of a stream, with latencies from 1 ns to 100 s.
@@ -32,11 +35,12 @@ func NewCounter(stream uint16) *Counter {
 // (CLOCK_REALTIME, as the TX stamp).
 func (c *Counter) Add(f []byte, rxNanos int64) {
 	in, k := Parse(f)
-	c.AddParsed(in, k, len(f), rxNanos)
+	c.AddParsed(in, k, len(f), rxNanos, false)
 }
 
-// AddParsed is Add for a frame already parsed.
-func (c *Counter) AddParsed(in Info, k Kind, n int, rxNanos int64) {
+// AddParsed is Add for a frame already parsed; hw says rxNanos is the NIC's hardware
+// stamp, not the kernel's software one.
+func (c *Counter) AddParsed(in Info, k Kind, n int, rxNanos int64, hw bool) {
 	if k == Foreign || in.Stream != c.Stream {
 		c.Foreign++
 		return
@@ -77,7 +81,7 @@ func (c *Counter) AddParsed(in Info, k Kind, n int, rxNanos int64) {
 	case c.highest-seq >= window:
 		// Too late to tell a duplicate from a reordered frame: counted as reordered.
 		c.Reordered++
-		c.count(in, n, rxNanos)
+		c.count(in, n, rxNanos, hw)
 		return
 	default:
 		if c.seen[(seq%window)/64]&(1<<(seq%64)) != 0 {
@@ -87,16 +91,22 @@ func (c *Counter) AddParsed(in Info, k Kind, n int, rxNanos int64) {
 		c.Reordered++
 	}
 	c.seen[(seq%window)/64] |= 1 << (seq % 64)
-	c.count(in, n, rxNanos)
+	c.count(in, n, rxNanos, hw)
 }
 
-func (c *Counter) count(in Info, n int, rxNanos int64) {
+func (c *Counter) count(in Info, n int, rxNanos int64, hw bool) {
 	c.Received++
 	c.Bytes += uint64(n + FCS)
 	if c.first == 0 {
 		c.first = rxNanos
 	}
 	c.last = rxNanos
+	if hw {
+		if c.HW != nil && c.HW.Sampled(uint64(in.Seq)) {
+			c.HW.RX(c.Stream, in.Seq, rxNanos)
+		}
+		return
+	}
 	d := (uint64(rxNanos) - in.TX) & (1<<48 - 1)
 	if d < 100e9 {
 		c.lat.RecordValue(int64(max(d, 1)))
@@ -140,6 +150,12 @@ type Result struct {
 	// LatencyKind says what the latency measures: one-way (sender and sink share a clock)
 	// or round-trip (through a reflector).
 	LatencyKind string `json:"latency_kind,omitempty"`
+	// LatencyClock says which stamps the latency comes from: "software" (the sender's
+	// clock as it writes the frame, the kernel's as the frame arrives) or "hardware"
+	// (the NIC's as the frame leaves and arrives). HWNote says why hardware stamps were
+	// asked for and not had, or how many frames they paired.
+	LatencyClock string `json:"latency_clock,omitempty"`
+	HWNote       string `json:"hw_timestamps,omitempty"`
 
 	// What Sum needs to merge results: the latencies and the span of the frames.
 	lat         *hdrhistogram.Histogram
@@ -279,14 +295,21 @@ func NewStreams(base uint16, n int) *Streams {
 	return s
 }
 
-// Add accounts one received frame.
-func (s *Streams) Add(f []byte, rxNanos int64) {
+// Add accounts one received frame; hw says rxNanos is the NIC's hardware stamp.
+func (s *Streams) Add(f []byte, rxNanos int64, hw bool) {
 	in, k := Parse(f)
 	if i := int(in.Stream - s.Base); k != Foreign && i < len(s.C) {
-		s.C[i].AddParsed(in, k, len(f), rxNanos)
+		s.C[i].AddParsed(in, k, len(f), rxNanos, hw)
 		return
 	}
 	s.Foreign++
+}
+
+// SetHW has every stream's counter pair its hardware stamps in b.
+func (s *Streams) SetHW(b *HWBook) {
+	for _, c := range s.C {
+		c.HW = b
+	}
 }
 
 // Received is the frames of every stream received so far.

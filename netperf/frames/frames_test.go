@@ -255,7 +255,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		in, k := Parse(frame)
 		c := NewCounter(in.Stream)
-		c.AddParsed(in, k, len(frame), 1)
+		c.AddParsed(in, k, len(frame), 1, false)
 		if in2, k2 := Parse(frame); k2 != k || in2 != in {
 			t.Fatal("Parse is not deterministic")
 		}

@@ -17,8 +17,15 @@ func (r Result) Text(head string) string {
 	}
 	fmt.Fprintf(&s, "  %.0f fps, %.2f Mbit/s L2, %.2f Mbit/s wire over %.2f s\n", r.PPS, r.L2Mbps, r.WireMbps, r.Seconds)
 	if l := r.Latency; l != nil {
-		fmt.Fprintf(&s, "  latency (%s): p50 %.1fus  p90 %.1fus  p99 %.1fus  p99.9 %.1fus  max %.1fus\n", r.LatencyKind,
+		kind := r.LatencyKind
+		if r.LatencyClock != "" {
+			kind += ", " + r.LatencyClock + " stamps"
+		}
+		fmt.Fprintf(&s, "  latency (%s): p50 %.1fus  p90 %.1fus  p99 %.1fus  p99.9 %.1fus  max %.1fus\n", kind,
 			float64(l.P50)/1e3, float64(l.P90)/1e3, float64(l.P99)/1e3, float64(l.P999)/1e3, float64(l.Max)/1e3)
+	}
+	if r.HWNote != "" {
+		fmt.Fprintf(&s, "  hardware timestamps: %s\n", r.HWNote)
 	}
 	return s.String()
 }

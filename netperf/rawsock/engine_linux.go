@@ -79,7 +79,17 @@ func send(ctx context.Context, s Sender, p *pacer, o GenOptions, sent *atomic.Ui
 	defer th.unlock(s.CPU >= 0)
 	defer func() { st.CPU = th.used() }()
 	tx, b := s.TX, s.B
+	reap := func([]byte, int64) {}
+	if o.HW != nil {
+		reap = func(f []byte, hwNanos int64) {
+			if in, k := frames.Parse(f); k == frames.Data && o.HW.Sampled(uint64(in.Seq)) {
+				o.HW.TX(in.Stream, in.Seq, hwNanos)
+			}
+		}
+	}
+	defer func() { tx.Reap(reap) }()
 	for ctx.Err() == nil {
+		tx.Reap(reap)
 		n, wait, done := p.claim(4096)
 		if done {
 			break
@@ -160,6 +170,9 @@ func Sink(ctx context.Context, rings []*RX, cpus []int, base uint16, n int, o Si
 	var wg sync.WaitGroup
 	for i, rx := range rings {
 		r := &ring{s: frames.NewStreams(base, n), ended: make([]atomic.Bool, n), st: ThreadStats{CPU: -1}}
+		if o.HW != nil {
+			r.s.SetHW(o.HW)
+		}
 		if cpus != nil {
 			r.st.CPU = cpus[i]
 		}
@@ -375,7 +388,7 @@ func reflectRing(rx *RX, tx *TX, cpu int, mac net.HardwareAddr, book *dropBook, 
 	}
 	defer th.unlock(cpu >= 0)
 	var txErr error
-	handle := func(f []byte, _ int64) {
+	handle := func(f []byte, _ int64, _ bool) {
 		if len(f) < 14 || !bytes.Equal(f[:6], mac) {
 			st.Foreign++
 			return
@@ -457,7 +470,7 @@ func Trial(ctx context.Context, txs []*TX, rxs []*RX, cpus []int, spec frames.Sp
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		streams, _, sinkErr = Sink(ctx, rxs, nil, spec.Stream, len(txs), SinkOptions{Stop: &stop, Seen: &seen})
+		streams, _, sinkErr = Sink(ctx, rxs, nil, spec.Stream, len(txs), SinkOptions{Stop: &stop, Seen: &seen, HW: o.HW})
 	}()
 	gs, err := Gen(ctx, senders, o)
 	if err == nil {

@@ -62,3 +62,15 @@ func Reflect(context.Context, []*RX, []*TX, []int, net.HardwareAddr, time.Durati
 func Trial(context.Context, []*TX, []*RX, []int, frames.Spec, GenOptions, time.Duration) (frames.Result, GenStats, error) {
 	return frames.Result{}, GenStats{}, errOS
 }
+
+// NoHWStamps is the answer of a port that cannot stamp every frame in hardware.
+type NoHWStamps struct{ Why string }
+
+func (e *NoHWStamps) Error() string { return e.Why }
+
+func EnableHWStamps(iface string) (func() error, error) {
+	return nil, &NoHWStamps{fmt.Sprintf("%s: hardware timestamps need Linux, not %s/%s", iface, runtime.GOOS, runtime.GOARCH)}
+}
+
+func (*TX) StampHW() error { return errOS }
+func (*RX) StampHW() error { return errOS }

@@ -26,6 +26,8 @@ const (
 	tpStatusAvailable   = 0 // TX: free for the user
 	tpStatusSendRequest = 1
 	tpStatusWrongFormat = 4
+	// What the kernel ORs into a frame's status to say which clock stamped it.
+	tpStatusTSMask = unix.TP_STATUS_TS_SOFTWARE | unix.TP_STATUS_TS_SYS_HARDWARE | unix.TP_STATUS_TS_RAW_HARDWARE
 
 	// TPACKET_ALIGN(sizeof(struct tpacket2_hdr)): where TX data starts without
 	// PACKET_TX_HAS_OFF (TPACKET2_HDRLEN - sizeof(struct sockaddr_ll)).
@@ -80,6 +82,10 @@ type TX struct {
 	next      int
 	pending   int // frames committed since the last Kick
 	maxLen    int
+	// hw: the NIC stamps each frame as it leaves (StampHW); reap is the oldest slot
+	// committed whose stamp has not been read back yet.
+	hw   bool
+	reap int
 }
 
 // packetSocket looks iface up and opens an AF_PACKET raw socket with protocol 0: it
@@ -144,7 +150,7 @@ func (t *TX) Frames() int { return t.frames }
 // driver has not sent what was queued yet).
 func (t *TX) Slot() ([]byte, error) {
 	off := t.next * t.frameSize
-	switch st := atomic.LoadUint32(u32at(t.ring, off)); st {
+	switch st := atomic.LoadUint32(u32at(t.ring, off)) &^ tpStatusTSMask; st {
 	case tpStatusAvailable:
 		return t.ring[off+tp2DataOff : off+tp2DataOff+t.maxLen], nil
 	case tpStatusWrongFormat:
@@ -198,7 +204,7 @@ func (t *TX) Drain(timeout time.Duration) {
 	for time.Now().Before(deadline) {
 		busy := false
 		for i := 0; i < t.frames; i++ {
-			if st := atomic.LoadUint32(u32at(t.ring, i*t.frameSize)); st != tpStatusAvailable && st != tpStatusWrongFormat {
+			if st := atomic.LoadUint32(u32at(t.ring, i*t.frameSize)) &^ tpStatusTSMask; st != tpStatusAvailable && st != tpStatusWrongFormat {
 				busy = true
 				break
 			}
@@ -221,6 +227,11 @@ type RX struct {
 	// frames is the frame count of a TPACKET_V2 ring; 0 for a block ring.
 	frames int
 }
+
+// Handler is what Poll hands each frame to: its bytes (valid only during the call), its
+// receive time in ns, and whether that time is the NIC's hardware stamp (StampHW) rather
+// than the kernel's software one (CLOCK_REALTIME).
+type Handler func(frame []byte, rxNanos int64, hw bool)
 
 // OpenRX opens a receive ring on iface for every protocol; frames the host itself sends
 // are left out (PACKET_IGNORE_OUTGOING, and the packet type where that is missing).
@@ -354,7 +365,7 @@ func OpenRXRings(iface string, n int, perFrame bool, mode Fanout) ([]*RX, error)
 			id = v & 0xffff
 			continue
 		}
-		r.Poll(0, func([]byte, int64) {})
+		r.Poll(0, func([]byte, int64, bool) {})
 		r.Drops()
 	}
 	return rings, nil
@@ -362,7 +373,7 @@ func OpenRXRings(iface string, n int, perFrame bool, mode Fanout) ([]*RX, error)
 
 // pollFrames is Poll on a TPACKET_V2 ring: every frame ready now, then a wait of up to
 // timeout for the next one.
-func (r *RX) pollFrames(timeout time.Duration, fn func(frame []byte, rxNanos int64)) (int, error) {
+func (r *RX) pollFrames(timeout time.Duration, fn Handler) (int, error) {
 	n := 0
 	for {
 		f := r.ring[r.cur*rxFrameSize : (r.cur+1)*rxFrameSize]
@@ -381,7 +392,7 @@ func (r *RX) pollFrames(timeout time.Duration, fn func(frame []byte, rxNanos int
 		mac := int(*(*uint16)(unsafe.Pointer(&f[12])))
 		sec, nsec := *u32at(f, 16), *u32at(f, 20)
 		if f[sll2PkttypeOff] != packetOutgoing && mac+snap <= len(f) {
-			fn(f[mac:mac+snap], int64(sec)*1e9+int64(nsec))
+			fn(f[mac:mac+snap], int64(sec)*1e9+int64(nsec), atomic.LoadUint32(status)&unix.TP_STATUS_TS_RAW_HARDWARE != 0)
 			n++
 		}
 		atomic.StoreUint32(status, tpStatusKernel)
@@ -399,10 +410,9 @@ func (r *RX) wait(timeout time.Duration) error {
 	return nil
 }
 
-// Poll hands every frame of the blocks ready now to fn (its bytes are valid only during
-// the call; rxNanos is the kernel's receive time, CLOCK_REALTIME), waiting up to timeout
-// for the first block. It returns the number of frames handed over.
-func (r *RX) Poll(timeout time.Duration, fn func(frame []byte, rxNanos int64)) (int, error) {
+// Poll hands every frame of the blocks (or frames) ready now to fn, waiting up to
+// timeout for the first. It returns the number of frames handed over.
+func (r *RX) Poll(timeout time.Duration, fn Handler) (int, error) {
 	if r.frames > 0 {
 		return r.pollFrames(timeout, fn)
 	}
@@ -426,8 +436,9 @@ func (r *RX) Poll(timeout time.Duration, fn func(frame []byte, rxNanos int64)) (
 			sec, nsec := *u32at(b, off+4), *u32at(b, off+8)
 			snap := int(*u32at(b, off+12))
 			mac := int(*(*uint16)(unsafe.Pointer(&b[off+24])))
+			hw := *u32at(b, off+20)&unix.TP_STATUS_TS_RAW_HARDWARE != 0
 			if b[off+sllPkttypeOff] != packetOutgoing && off+mac+snap <= len(b) {
-				fn(b[off+mac:off+mac+snap], int64(sec)*1e9+int64(nsec))
+				fn(b[off+mac:off+mac+snap], int64(sec)*1e9+int64(nsec), hw)
 				n++
 			}
 			next := int(*u32at(b, off))

@@ -16,6 +16,9 @@ type GenOptions struct {
 	Duration   time.Duration
 	EndMarkers bool                                // tell the sink how many frames were sent
 	Progress   func(sent uint64, el time.Duration) // about once a second
+	// HW, when set, takes the NIC's TX stamps of the frames it samples, read back from
+	// rings the caller set up with StampHW.
+	HW *frames.HWBook
 }
 
 // Sender is one of a run's senders: a TX ring, the frames it sends (its own stream) and
@@ -65,6 +68,9 @@ type SinkOptions struct {
 	// Seen, when set, is kept at the count of the streams' frames received, for
 	// another goroutine to watch.
 	Seen *atomic.Uint64
+	// HW, when set, takes the NIC's RX stamps of the frames it samples (rings set up
+	// with StampHW).
+	HW *frames.HWBook
 }
 
 // SinkProgress is a sink's count while it runs.

@@ -111,6 +111,10 @@ type Latency struct {
 	FPS  float64         `json:"fps"`
 	Kind string          `json:"kind"`
 	NS   *frames.Latency `json:"latency_ns"`
+	// Clock is the stamps': software or hardware; HWNote why hardware was not had, or
+	// how many frames it paired.
+	Clock  string `json:"clock,omitempty"`
+	HWNote string `json:"hw_timestamps,omitempty"`
 }
 
 // BackToBack is the longest burst at line rate without loss (RFC 2544 26.4).
@@ -192,8 +196,8 @@ func Run(ctx context.Context, t Trialer, c Config) ([]SizeResult, error) {
 			if err != nil {
 				return out, err
 			}
-			r.Latency = &Latency{FPS: r.Throughput.FPS, Kind: res.LatencyKind, NS: res.Latency}
-			c.say("%d bytes: latency at %.2f%%: %s", size, r.Throughput.Percent, latencyText(res.LatencyKind, res.Latency))
+			r.Latency = &Latency{FPS: r.Throughput.FPS, Kind: res.LatencyKind, NS: res.Latency, Clock: res.LatencyClock, HWNote: res.HWNote}
+			c.say("%d bytes: latency at %.2f%%: %s", size, r.Throughput.Percent, r.Latency.text())
 		}
 		if !slices.Contains(c.Tests, "throughput") {
 			r.Throughput = nil
@@ -310,7 +314,7 @@ func Table(rs []SizeResult) string {
 			fmt.Fprintf(&s, "  throughput    %10.0f fps  %7.3f%%  %8.2f Mbit/s L2  %8.2f Mbit/s wire  (%d trials)\n", t.FPS, t.Percent, t.L2Mbps, t.WireMbps, len(t.Trials))
 		}
 		if l := r.Latency; l != nil && l.NS != nil {
-			fmt.Fprintf(&s, "  latency       at %.0f fps, %s\n", l.FPS, latencyText(l.Kind, l.NS))
+			fmt.Fprintf(&s, "  latency       at %.0f fps, %s\n", l.FPS, l.text())
 		}
 		for _, p := range r.Loss {
 			fmt.Fprintf(&s, "  frame loss    at %5.1f%%  %10.0f fps  %8.4f%%  (%d of %d)%s\n", p.Percent, p.FPS, p.LossPct, p.Lost, p.Sent, p.apart())
@@ -324,10 +328,19 @@ func Table(rs []SizeResult) string {
 
 func us(ns int64) string { return fmt.Sprintf("%.1f µs", float64(ns)/1e3) }
 
-// latencyText is a latency's percentiles in µs, or why there are none.
-func latencyText(kind string, l *frames.Latency) string {
-	if l == nil {
-		return "no frame came back: no latency"
+// text is a latency's percentiles in µs, or why there are none, with its stamps.
+func (lt *Latency) text() string {
+	note := ""
+	if lt.HWNote != "" {
+		note = " (hardware timestamps: " + lt.HWNote + ")"
 	}
-	return fmt.Sprintf("%s: p50 %s  p90 %s  p99 %s  p99.9 %s  max %s", kind, us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.Max))
+	l := lt.NS
+	if l == nil {
+		return "no frame came back: no latency" + note
+	}
+	kind := lt.Kind
+	if lt.Clock != "" {
+		kind += ", " + lt.Clock + " stamps"
+	}
+	return fmt.Sprintf("%s: p50 %s  p90 %s  p99 %s  p99.9 %s  max %s%s", kind, us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.Max), note)
 }
