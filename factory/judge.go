@@ -179,9 +179,15 @@ func JudgeFrames(s *validate.Step, r frames.Result) validate.Outcome {
 		o.Measured["p99_us"] = p99
 		o.Figures[s.ID+"_p99_us"] = p99
 		o.Summary += fmt.Sprintf(", p99 %.0fus round trip (want <= %g)", p99, *s.MaxP99US)
+		if r.LatencyClock == "hardware" {
+			o.Summary += ", hardware stamps"
+		}
 		if p99 > *s.MaxP99US {
 			o.Pass, o.Reason = false, fmt.Sprintf("p99 latency %.0fus above %gus", p99, *s.MaxP99US)
 		}
+	}
+	if r.HWNote != "" {
+		o.Summary += "; hardware timestamps: " + r.HWNote
 	}
 	return o
 }

@@ -161,6 +161,10 @@ func TestJudgeFrames(t *testing.T) {
 	for _, c := range cases {
 		check(t, c.name, JudgeFrames(s, c.r), c.pass, c.reason, c.measured)
 	}
+	hw := JudgeFrames(s, frames.Result{Sent: 1000, Received: 1000, Latency: lat(12), LatencyClock: "hardware", HWNote: "1000 frames paired (one in 1)"})
+	if !strings.Contains(hw.Summary, "p99 12us round trip (want <= 500), hardware stamps; hardware timestamps: 1000 frames paired") {
+		t.Errorf("hardware stamps not said: %s", hw.Summary)
+	}
 	loose := &validate.Step{ID: "frames", Size: 64, Rate: "1%"}
 	check(t, "no thresholds", JudgeFrames(loose, frames.Result{Sent: 10, Received: 5, Lost: 5, LossPct: 50}), true, "", nil)
 }

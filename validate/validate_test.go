@@ -91,6 +91,7 @@ func TestParsePlanBad(t *testing.T) {
 		{"nan rate", "  - id: x\n    type: frames\n    rate: NaN%\n    max_loss_pct: 1\n", `rate "NaN%"`},
 		{"huge frame", "  - id: x\n    type: frames\n    rate: 5%\n    size: 100000000\n    max_loss_pct: 1\n", "size 100000000: want a frame size of 64..9018"},
 		{"tiny frame", "  - id: x\n    type: frames\n    rate: 5%\n    size: 10\n    max_loss_pct: 1\n", "size 10"},
+		{"bad cpus", "  - id: x\n    type: frames\n    rate: 5%\n    max_loss_pct: 1\n    cpus: zero\n", `cpus "zero": want a count of CPUs (1, 2, ...) or all`},
 		{"zero bandwidth", "  - id: x\n    type: iperf3\n    protocol: udp\n    bandwidth: 0\n    min_mbps: 1\n    max_loss_pct: 1\n", `bandwidth "0"`},
 		{"bad bandwidth", "  - id: x\n    type: iperf3\n    protocol: udp\n    bandwidth: lots\n    min_mbps: 1\n    max_loss_pct: 1\n", `bandwidth "lots"`},
 		{"speed", "  - id: x\n    type: link\n    speed_mbps: 999999999\n", "speed_mbps 999999999"},
