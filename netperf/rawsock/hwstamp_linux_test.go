@@ -144,3 +144,11 @@ func TestEnableHWStampsOnVeth(t *testing.T) {
 		return nil
 	})
 }
+
+// TestFanoutModesAreTheKernels: the modes are defined without x/sys/unix (so ParseFanout
+// builds everywhere); their values must be the kernel's.
+func TestFanoutModesAreTheKernels(t *testing.T) {
+	if FanoutHash != unix.PACKET_FANOUT_HASH || FanoutCPU != unix.PACKET_FANOUT_CPU {
+		t.Fatalf("hash %d cpu %d, the kernel's %d %d", FanoutHash, FanoutCPU, unix.PACKET_FANOUT_HASH, unix.PACKET_FANOUT_CPU)
+	}
+}

@@ -20,24 +20,6 @@ type TX struct{}
 // RX is a receive ring (Linux only).
 type RX struct{}
 
-// Fanout is how a group of receive rings shares a port's frames (Linux only).
-type Fanout int
-
-const (
-	FanoutHash Fanout = 0
-	FanoutCPU  Fanout = 2
-)
-
-func ParseFanout(s string) (Fanout, error) {
-	switch s {
-	case "hash":
-		return FanoutHash, nil
-	case "cpu":
-		return FanoutCPU, nil
-	}
-	return 0, fmt.Errorf("fanout %q: want hash or cpu", s)
-}
-
 func OpenTX(string, int, bool) (*TX, error)                { return nil, errOS }
 func OpenRX(string) (*RX, error)                           { return nil, errOS }
 func OpenRXFrames(string) (*RX, error)                     { return nil, errOS }

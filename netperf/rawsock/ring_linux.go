@@ -289,29 +289,6 @@ func (r *RX) open(iface string, version int, setRing func(fd int) error) (*RX, e
 	return r, nil
 }
 
-// Fanout is how a group of receive rings shares a port's frames (PACKET_FANOUT).
-type Fanout int
-
-const (
-	// FanoutHash hands each flow (the frame's flow hash: addresses and ports) to one
-	// ring, so a flow's order is whole in its ring.
-	FanoutHash Fanout = unix.PACKET_FANOUT_HASH
-	// FanoutCPU hands each frame to the ring of the CPU that received it (with RSS or
-	// RPS, again a flow per ring).
-	FanoutCPU Fanout = unix.PACKET_FANOUT_CPU
-)
-
-// ParseFanout reads a fanout mode by name: hash or cpu.
-func ParseFanout(s string) (Fanout, error) {
-	switch s {
-	case "hash":
-		return FanoutHash, nil
-	case "cpu":
-		return FanoutCPU, nil
-	}
-	return 0, fmt.Errorf("fanout %q: want hash or cpu", s)
-}
-
 // OpenRXRings opens n receive rings on iface (TPACKET_V2 frames with perFrame, as
 // OpenRXFrames, else TPACKET_V3 blocks, as OpenRX) that share its frames in one
 // PACKET_FANOUT group, each frame to one ring. n 1 is one ring and no group.

@@ -1,6 +1,7 @@
 package rawsock
 
 import (
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -107,4 +108,28 @@ func (s *ReflectStats) add(o ReflectStats) {
 	s.Foreign += o.Foreign
 	s.Dropped += o.Dropped
 	s.Reports += o.Reports
+}
+
+// Fanout is how a group of receive rings shares a port's frames (PACKET_FANOUT's modes,
+// include/uapi/linux/if_packet.h).
+type Fanout int
+
+const (
+	// FanoutHash hands each flow (the frame's flow hash: addresses and ports) to one
+	// ring, so a flow's order is whole in its ring (PACKET_FANOUT_HASH).
+	FanoutHash Fanout = 0
+	// FanoutCPU hands each frame to the ring of the CPU that received it (with RSS or
+	// RPS, again a flow per ring) (PACKET_FANOUT_CPU).
+	FanoutCPU Fanout = 2
+)
+
+// ParseFanout reads a fanout mode by name: hash or cpu.
+func ParseFanout(s string) (Fanout, error) {
+	switch s {
+	case "hash":
+		return FanoutHash, nil
+	case "cpu":
+		return FanoutCPU, nil
+	}
+	return 0, fmt.Errorf("fanout %q: want hash or cpu", s)
 }
