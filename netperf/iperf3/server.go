@@ -338,6 +338,9 @@ func waitTestEnd(ctx context.Context, ctrl net.Conn, t *test, idle time.Duration
 			case r.err != nil:
 				return fmt.Errorf("control connection lost: %w", r.err)
 			case r.state == TestEnd:
+				// The test ends now, for the figures: what arrives while the
+				// receivers settle was sent before, and counts, but not its time.
+				t.markEnd(time.Now())
 				return nil
 			case r.state == ClientTerminate:
 				return errors.New("the client terminated the test")

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"log"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -291,4 +293,46 @@ func FuzzControlMessages(f *testing.F) {
 			_ = r.toJSON()
 		}
 	})
+}
+
+// TestNoIntervalLost: 20 one-second tests with a quarter-second interval, one and two
+// streams: every run reports four intervals on both sides, the last one ending at the
+// end of the test, none lost to the end racing the last tick and none a sliver after it.
+func TestNoIntervalLost(t *testing.T) {
+	addr, reports, _ := testServer(t, 10*time.Second)
+	host, port, _ := net.SplitHostPort(addr)
+	p, _ := strconv.Atoi(port)
+	for i := 0; i < 20; i++ {
+		c := &Client{Host: host, Port: p, Version: "test", Interval: 250 * time.Millisecond,
+			Params: Params{Time: 1, Parallel: 1 + i%2, Bandwidth: 10e6}}
+		rep, err := c.Run(context.Background())
+		var busy *ServerError
+		for try := 0; errors.As(err, &busy) && busy.State == AccessDenied && try < 50; try++ {
+			time.Sleep(100 * time.Millisecond) // the server is still closing the last test
+			rep, err = c.Run(context.Background())
+		}
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		if n := len(rep.Intervals); n != 4 || rep.Intervals[n-1].Sum.End < 0.95 || rep.Intervals[n-1].Sum.End > 1.1 {
+			t.Errorf("run %d (-P %d): %d intervals, the last ending at %.3f s; want 4, the last at 1 s", i, 1+i%2, n, lastEnd(rep))
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(reports()) < 20 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	for i, r := range reports() {
+		// The server reports every second (iperf3's server does not take -i).
+		if n := len(r.Intervals); n != 1 {
+			t.Errorf("server, run %d: %d intervals, the last ending at %.3f s; want 1", i, n, lastEnd(r))
+		}
+	}
+}
+
+func lastEnd(r *Report) float64 {
+	if len(r.Intervals) == 0 {
+		return 0
+	}
+	return r.Intervals[len(r.Intervals)-1].Sum.End
 }

@@ -39,6 +39,13 @@ func (t *test) runStreams(ctx context.Context, interval time.Duration, done <-ch
 	for {
 		select {
 		case <-done:
+			// The last interval, cut short by the end of the test: reported as iperf3
+			// does (iperf_print_intermediate) unless it is under a tenth of an interval,
+			// the remnant of a tick that came just before the end. Without this, an end
+			// that beat the last tick by a hair lost that whole interval.
+			if now := time.Now(); onInterval != nil && interval > 0 && now.Sub(st.last) >= interval/10 {
+				onInterval(t.interval(st, now, omitEnd != nil && t.p.Omit > 0))
+			}
 			return
 		case <-ctx.Done():
 			return
@@ -140,6 +147,17 @@ func (t *test) end() {
 		if s.sender && !s.udp {
 			s.retrans = tcpRetrans(s.conn)
 		}
+		s.mu.Lock()
+		if s.end.IsZero() {
+			s.end = now
+		}
+		s.mu.Unlock()
+	}
+}
+
+// markEnd sets the streams' end time, for their results, where it is not set yet.
+func (t *test) markEnd(now time.Time) {
+	for _, s := range t.streams {
 		s.mu.Lock()
 		if s.end.IsZero() {
 			s.end = now
