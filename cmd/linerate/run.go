@@ -44,11 +44,14 @@ func (e *exitError) Unwrap() error { return e.err }
 // interface, a bad file), 1 otherwise.
 func exitCode(err error) int {
 	var ee *exitError
+	var rep *cli.Reported
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ee):
 		return ee.code
+	case errors.As(err, &rep):
+		return rep.Code
 	case badinput.Is(err):
 		return 2
 	}
@@ -137,6 +140,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprint(stdout, c.usage)
 			return nil
 		case err == nil:
+		case errors.As(err, new(*cli.Reported)):
+			// The command said it in its own words.
 		case badinput.Is(err):
 			// One line naming the input and what to do, then where the usage is.
 			msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")

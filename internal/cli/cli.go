@@ -63,3 +63,14 @@ func WriteJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
+
+// Reported is an error the command has already told the user about in its own words
+// (iperf3 prints "iperf3: error - ..." itself, or puts the error in its -J output): the
+// CLI prints nothing more and exits with Code.
+type Reported struct {
+	Code int
+	Err  error
+}
+
+func (e *Reported) Error() string { return e.Err.Error() }
+func (e *Reported) Unwrap() error { return e.Err }

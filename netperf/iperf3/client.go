@@ -102,7 +102,7 @@ func (c *Client) Run(ctx context.Context) (*Report, error) {
 		timeout = 10 * time.Second
 	}
 	addr := net.JoinHostPort(c.Host, strconv.Itoa(port))
-	rep := &Report{Intervals: []Interval{}}
+	rep := &Report{Intervals: []Interval{}, Start: Start{Connected: []Connected{}}}
 	now := time.Now()
 	rep.Start.Version = "linerate " + c.Version
 	rep.Start.SystemInfo = runtime.GOOS + " " + runtime.GOARCH
@@ -168,6 +168,7 @@ func (c *Client) Run(ctx context.Context) (*Report, error) {
 			if err := c.createStreams(ctx, t, addr, cookie, timeout, rep, text); err != nil {
 				return rep, err
 			}
+			t.startFacts(rep, ctrl)
 		case TestStart:
 			cpu = markCPU()
 			if len(t.streams) > 0 {
@@ -180,7 +181,7 @@ func (c *Client) Run(ctx context.Context) (*Report, error) {
 			}
 			pending = append(pending, next)
 		case ExchangeResults:
-			local := t.localResults(cpu, congestion(firstConn(t)))
+			local := t.localResults(cpu, t.congestion)
 			if err := writeJSON(ctrl, local.toJSON()); err != nil {
 				return rep, fmt.Errorf("send results: %w", err)
 			}

@@ -1,6 +1,7 @@
 package iperf3
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -9,22 +10,31 @@ import (
 
 // StreamInterval is one stream's numbers over one reporting interval, or over the test.
 type StreamInterval struct {
-	Socket        int      `json:"socket"`
-	Start         float64  `json:"start"`
-	End           float64  `json:"end"`
-	Seconds       float64  `json:"seconds"`
-	Bytes         uint64   `json:"bytes"`
-	BitsPerSecond float64  `json:"bits_per_second"`
-	Retransmits   *int64   `json:"retransmits,omitempty"`
-	SndCwnd       *uint64  `json:"snd_cwnd,omitempty"`
-	RTT           *uint32  `json:"rtt,omitempty"`
-	Packets       *int64   `json:"packets,omitempty"`
-	JitterMS      *float64 `json:"jitter_ms,omitempty"`
-	LostPackets   *int64   `json:"lost_packets,omitempty"`
-	LostPercent   *float64 `json:"lost_percent,omitempty"`
-	OutOfOrder    *int64   `json:"out_of_order,omitempty"`
-	Omitted       bool     `json:"omitted"`
-	Sender        bool     `json:"sender"`
+	Socket        int     `json:"socket"`
+	Start         float64 `json:"start"`
+	End           float64 `json:"end"`
+	Seconds       float64 `json:"seconds"`
+	Bytes         uint64  `json:"bytes"`
+	BitsPerSecond float64 `json:"bits_per_second"`
+	Retransmits   *int64  `json:"retransmits,omitempty"`
+	SndCwnd       *uint64 `json:"snd_cwnd,omitempty"`
+	SndWnd        *uint64 `json:"snd_wnd,omitempty"`
+	RTT           *uint32 `json:"rtt,omitempty"`
+	RTTVar        *uint32 `json:"rttvar,omitempty"`
+	PMTU          *uint32 `json:"pmtu,omitempty"`
+	// A TCP sender's summary: the extremes of the interval samples.
+	MaxSndCwnd  *uint64  `json:"max_snd_cwnd,omitempty"`
+	MaxSndWnd   *uint64  `json:"max_snd_wnd,omitempty"`
+	MaxRTT      *uint32  `json:"max_rtt,omitempty"`
+	MinRTT      *uint32  `json:"min_rtt,omitempty"`
+	MeanRTT     *uint32  `json:"mean_rtt,omitempty"`
+	Packets     *int64   `json:"packets,omitempty"`
+	JitterMS    *float64 `json:"jitter_ms,omitempty"`
+	LostPackets *int64   `json:"lost_packets,omitempty"`
+	LostPercent *float64 `json:"lost_percent,omitempty"`
+	OutOfOrder  *int64   `json:"out_of_order,omitempty"`
+	Omitted     bool     `json:"omitted"`
+	Sender      bool     `json:"sender"`
 }
 
 // Interval is one reporting interval: every stream, and their sum.
@@ -62,6 +72,18 @@ type End struct {
 	CPU                     CPU             `json:"cpu_utilization_percent"`
 	SenderCongestion        string          `json:"sender_tcp_congestion,omitempty"`
 	ReceiverCongestion      string          `json:"receiver_tcp_congestion,omitempty"`
+	// done: the test got as far as its results; before that -J's end is {}, as iperf3
+	// writes it on an error.
+	done bool
+}
+
+// MarshalJSON writes {} for a test that ended before its results.
+func (e End) MarshalJSON() ([]byte, error) {
+	if !e.done {
+		return []byte("{}"), nil
+	}
+	type plain End
+	return json.Marshal(plain(e))
 }
 
 // Connected is one data connection.
@@ -90,15 +112,23 @@ type TestInfo struct {
 
 // Start is the head of the report.
 type Start struct {
-	Connected    []Connected       `json:"connected"`
-	Version      string            `json:"version"`
-	SystemInfo   string            `json:"system_info"`
-	Timestamp    map[string]any    `json:"timestamp"`
-	ConnectingTo map[string]any    `json:"connecting_to,omitempty"`
-	AcceptedFrom map[string]any    `json:"accepted_connection,omitempty"`
-	Cookie       string            `json:"cookie"`
-	TestStart    TestInfo          `json:"test_start"`
-	Extra        map[string]string `json:"-"`
+	Connected    []Connected    `json:"connected"`
+	Version      string         `json:"version"`
+	SystemInfo   string         `json:"system_info"`
+	Timestamp    map[string]any `json:"timestamp"`
+	ConnectingTo map[string]any `json:"connecting_to,omitempty"`
+	AcceptedFrom map[string]any `json:"accepted_connection,omitempty"`
+	Cookie       string         `json:"cookie"`
+	// TCP: the control connection's MSS (iperf3's ctrl_sck_mss).
+	TCPMSSDefault *int `json:"tcp_mss_default,omitempty"`
+	// The bitrate asked for (-b), the buffer size asked for (-w) and the buffers the
+	// kernel gave the first data socket.
+	TargetBitrate uint64            `json:"target_bitrate"`
+	SockBufsize   int               `json:"sock_bufsize"`
+	SndbufActual  int               `json:"sndbuf_actual"`
+	RcvbufActual  int               `json:"rcvbuf_actual"`
+	TestStart     TestInfo          `json:"test_start"`
+	Extra         map[string]string `json:"-"`
 }
 
 // Report is a whole test in iperf3 -J's top-level shape, so scripts written for

@@ -204,7 +204,7 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 	rh, rp := addrParts(ctrl.RemoteAddr())
 	fmt.Fprintf(text.w, "Accepted connection from %s, port %d\n", rh, rp)
 	s.logf("accepted control connection from %s", ctrl.RemoteAddr())
-	rep := &Report{Intervals: []Interval{}}
+	rep := &Report{Intervals: []Interval{}, Start: Start{Connected: []Connected{}}}
 	rep.Start.Version = "linerate " + s.Version
 	rep.Start.SystemInfo = runtime.GOOS + " " + runtime.GOARCH
 	rep.Start.Timestamp = nowStamp(time.Now())
@@ -222,6 +222,7 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 	if err := s.createStreams(ctx, ctrl, t, st, ln, rep, text); err != nil {
 		return rep, err
 	}
+	t.startFacts(rep, ctrl)
 	cpu := markCPU()
 	if err := writeState(ctrl, TestStart); err != nil {
 		return rep, err
@@ -366,7 +367,7 @@ func waitTestEnd(ctx context.Context, ctrl net.Conn, t *test, idle time.Duration
 // exchangeResults trades results with the client (with the server's output when the
 // client asked for it) and tells it to display them.
 func (s *Server) exchangeResults(ctrl net.Conn, t *test, cpu cpuMark, idle time.Duration, rep *Report) error {
-	local := t.localResults(cpu, congestion(firstConn(t)))
+	local := t.localResults(cpu, t.congestion)
 	if err := writeState(ctrl, ExchangeResults); err != nil {
 		return err
 	}

@@ -94,13 +94,15 @@ func (t *test) interval(st *intervalState, now time.Time, omitting bool) Interva
 			if !s.sender {
 				si.LostPackets = p64(er - st.errors[s.id])
 				si.JitterMS = pf64(j * 1000)
+				si.LostPercent = pf64(lostPct(*si.LostPackets, *si.Packets))
 			}
 			st.packets[s.id], st.errors[s.id] = pk, er
 		} else if s.sender {
-			if r, cwnd, rtt, ok := tcpInfo(s.conn); ok {
-				si.Retransmits = p64(r - st.retr[s.id])
-				si.SndCwnd, si.RTT = pu64(cwnd), pu32(rtt)
-				st.retr[s.id] = r
+			if ti, ok := tcpInfo(s.conn); ok {
+				si.Retransmits = p64(ti.retrans - st.retr[s.id])
+				si.SndCwnd, si.SndWnd, si.RTT, si.RTTVar, si.PMTU = pu64(ti.cwnd), pu64(ti.sndWnd), pu32(ti.rtt), pu32(ti.rttvar), pu32(ti.pmtu)
+				st.retr[s.id] = ti.retrans
+				s.sampleTCP(ti)
 			}
 		}
 		iv.Streams = append(iv.Streams, si)
@@ -113,11 +115,27 @@ func (t *test) interval(st *intervalState, now time.Time, omitting bool) Interva
 		if si.Retransmits != nil {
 			target.Retransmits = p64(derefI(target.Retransmits) + *si.Retransmits)
 		}
+		if si.Packets != nil {
+			// UDP: packets; a receiver's loss and jitter too (iperf3 averages the
+			// streams' jitter, divided after the loop).
+			target.Packets = p64(derefI(target.Packets) + *si.Packets)
+			if si.LostPackets != nil {
+				target.LostPackets = p64(derefI(target.LostPackets) + *si.LostPackets)
+				target.JitterMS = pf64(derefF(target.JitterMS) + *si.JitterMS)
+			}
+		}
 	}
-	sum.BitsPerSecond = rate(sum.Bytes, secs)
+	finish := func(a *StreamInterval) {
+		a.BitsPerSecond = rate(a.Bytes, secs)
+		if a.LostPackets != nil {
+			a.JitterMS = pf64(*a.JitterMS / float64(t.p.Parallel))
+			a.LostPercent = pf64(lostPct(*a.LostPackets, *a.Packets))
+		}
+	}
+	finish(&sum)
 	iv.Sum = sum
 	if haveRev {
-		rev.BitsPerSecond = rate(rev.Bytes, secs)
+		finish(&rev)
 		iv.SumBidirReverse = &rev
 	}
 	st.last = now
@@ -145,13 +163,33 @@ func (t *test) end() {
 	now := time.Now()
 	for _, s := range t.streams {
 		if s.sender && !s.udp {
-			s.retrans = tcpRetrans(s.conn)
+			ti, ok := tcpInfo(s.conn)
+			s.retrans = ti.retrans
+			if ok && s.countRTT == 0 {
+				s.sampleTCP(ti) // no interval sampled it (-i 0, or a test under one)
+			}
 		}
 		s.mu.Lock()
 		if s.end.IsZero() {
 			s.end = now
 		}
 		s.mu.Unlock()
+	}
+}
+
+// startFacts fills the report's head with what iperf3 puts there once the streams are
+// up: the rate and buffer asked for, the buffers the first data socket got and, for
+// TCP, the control connection's MSS.
+func (t *test) startFacts(rep *Report, ctrl net.Conn) {
+	t.congestion = congestion(firstConn(t))
+	rep.Start.TargetBitrate, rep.Start.SockBufsize = t.p.Bandwidth, t.p.Window
+	if len(t.streams) > 0 {
+		rep.Start.SndbufActual, rep.Start.RcvbufActual, _ = socketBufs(t.streams[0].conn)
+	}
+	if !t.p.UDP {
+		if _, _, mss := socketBufs(ctrl); mss > 0 {
+			rep.Start.TCPMSSDefault = &mss
+		}
 	}
 }
 
@@ -266,7 +304,7 @@ func (t *test) buildEnd(remote *Results, cpuLocal *Results) End {
 			byID[s.ID] = s
 		}
 	}
-	e := End{CPU: CPU{HostTotal: cpuLocal.CPUTotal, HostUser: cpuLocal.CPUUser, HostSystem: cpuLocal.CPUSystem}}
+	e := End{CPU: CPU{HostTotal: cpuLocal.CPUTotal, HostUser: cpuLocal.CPUUser, HostSystem: cpuLocal.CPUSystem}, done: true}
 	if remote != nil {
 		e.CPU.RemoteTotal, e.CPU.RemoteUser, e.CPU.RemoteSystem = remote.CPUTotal, remote.CPUUser, remote.CPUSystem
 	}
@@ -297,6 +335,9 @@ func (t *test) buildEnd(remote *Results, cpuLocal *Results) End {
 			} else {
 				snd.Retransmits = p64(loc.Retransmits)
 			}
+			if !s.udp {
+				s.summaryTCP(snd)
+			}
 			if haveRem {
 				rcv = side(rem.Bytes, remSecs, false)
 			}
@@ -319,6 +360,8 @@ func (t *test) buildEnd(remote *Results, cpuLocal *Results) End {
 					snd.LostPackets, snd.JitterMS = p64(0), pf64(0)
 				} else if rem.Retransmits >= 0 {
 					snd.Retransmits = p64(rem.Retransmits)
+					// The peer sends no RTT figures: zeros, as iperf3 prints them.
+					s.summaryTCP(snd)
 				}
 			}
 		}
@@ -359,7 +402,7 @@ func (t *test) buildEnd(remote *Results, cpuLocal *Results) End {
 			if side.LostPackets != nil {
 				a.LostPackets = p64(derefI(a.LostPackets) + *side.LostPackets)
 			}
-			if side.JitterMS != nil && *side.JitterMS > derefF(a.JitterMS) {
+			if side.JitterMS != nil && (a.JitterMS == nil || *side.JitterMS > *a.JitterMS) {
 				a.JitterMS = pf64(*side.JitterMS)
 			}
 		}
@@ -384,6 +427,14 @@ func (t *test) buildEnd(remote *Results, cpuLocal *Results) End {
 		e.Sum = &sum
 	}
 	return e
+}
+
+// lostPct is lost as a percentage of packets, 0 with none.
+func lostPct(lost, packets int64) float64 {
+	if packets <= 0 {
+		return 0
+	}
+	return 100 * float64(lost) / float64(packets)
 }
 
 func derefF(p *float64) float64 {

@@ -40,6 +40,24 @@ type stream struct {
 	start, end time.Time
 	retrans    int64 // TCP sender: retransmits at the end (tcp_info)
 	omitRetr   int64
+	// TCP sender: the windows' and RTT's extremes over the interval samples, for the
+	// summary's max_snd_cwnd, max_snd_wnd, max_rtt, min_rtt and mean_rtt (iperf3's
+	// stream_max_rtt and the others). Only the reporting goroutine touches them.
+	maxCwnd, maxSndWnd uint64
+	maxRTT, minRTT     uint32
+	sumRTT             uint64
+	countRTT           uint64
+}
+
+// sampleTCP adds one TCP_INFO sample to the stream's extremes.
+func (s *stream) sampleTCP(st tcpStats) {
+	s.maxCwnd, s.maxSndWnd = max(s.maxCwnd, st.cwnd), max(s.maxSndWnd, st.sndWnd)
+	s.maxRTT = max(s.maxRTT, st.rtt)
+	if s.countRTT == 0 || st.rtt < s.minRTT {
+		s.minRTT = st.rtt
+	}
+	s.sumRTT += uint64(st.rtt)
+	s.countRTT++
 }
 
 // test is the state both roles share while streams run.
@@ -56,6 +74,8 @@ type test struct {
 	// limitHit is closed once a sender-side -n/-k limit is reached.
 	limitHit  chan struct{}
 	limitOnce sync.Once
+	// congestion is the first TCP stream's congestion control, read while it is open.
+	congestion string
 	// stopSend tells senders to stop (TEST_END).
 	stopSend chan struct{}
 	start    time.Time
@@ -434,4 +454,15 @@ func (m cpuMark) since() (total, user, system float64) {
 	user = (now.user - m.user).Seconds() / wall * 100
 	system = (now.sys - m.sys).Seconds() / wall * 100
 	return user + system, user, system
+}
+
+// summaryTCP puts the stream's window and RTT extremes in its sender summary; a stream
+// this side only received has none, and reports zeros as iperf3 does.
+func (s *stream) summaryTCP(si *StreamInterval) {
+	mean := uint32(0)
+	if s.countRTT > 0 {
+		mean = uint32(s.sumRTT / s.countRTT)
+	}
+	si.MaxSndCwnd, si.MaxSndWnd = pu64(s.maxCwnd), pu64(s.maxSndWnd)
+	si.MaxRTT, si.MinRTT, si.MeanRTT = pu32(s.maxRTT), pu32(s.minRTT), pu32(mean)
 }

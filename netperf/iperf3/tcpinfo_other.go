@@ -8,7 +8,9 @@ import (
 )
 
 // tcp_info and TCP_CONGESTION are Linux's: elsewhere there are no retransmit counts.
-func tcpInfo(c net.Conn) (retrans int64, cwnd uint64, rtt uint32, ok bool) { return 0, 0, 0, false }
+func tcpInfo(c net.Conn) (tcpStats, bool) { return tcpStats{}, false }
+
+func socketBufs(c net.Conn) (snd, rcv, mss int) { return 0, 0, 0 }
 
 func tcpRetrans(c net.Conn) int64 { return 0 }
 

@@ -33,3 +33,12 @@ func ParseSize(s string, base float64) (uint64, error) {
 	}
 	return uint64(v * mult), nil
 }
+
+// tcpStats is what iperf3 reports of a TCP stream from TCP_INFO: retransmits, the
+// congestion and send windows (bytes), RTT and its variance (µs) and the path MTU.
+type tcpStats struct {
+	retrans      int64
+	cwnd, sndWnd uint64
+	rtt, rttvar  uint32
+	pmtu         uint32
+}

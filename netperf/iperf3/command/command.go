@@ -204,7 +204,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, version s
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("iperf3 error - %w", err)
+		// As iperf3: with -J the error is in the JSON alone; otherwise one line.
+		if !jsonOut {
+			fmt.Fprintf(stderr, "iperf3: error - %v\n", err)
+		}
+		return &cli.Reported{Code: 1, Err: err}
 	}
 	return nil
 }
