@@ -27,6 +27,18 @@ type Client struct {
 	// CopyReceived reads received TCP data (-R, --bidir) into user memory as iperf3
 	// does; by default the kernel discards it (see Server.CopyReceived).
 	CopyReceived bool
+	// Family is "4" or "6" to use only IPv4 or IPv6 (-4, -6); empty: either.
+	Family string
+	// CPort binds the data streams to this local port and the ones after it (--cport).
+	CPort int
+	// Format is the text output's rate unit (-f): k, m, g, t for bits, K, M, G, T for
+	// bytes; 0 adapts.
+	Format byte
+	// Verbose adds iperf3 -V's lines to the text output.
+	Verbose bool
+	// RcvTimeout ends a test whose receiving streams get no data for this long
+	// (--rcv-timeout; iperf3's default is 120 s); 0: none.
+	RcvTimeout time.Duration
 }
 
 // ServerError is the server's refusal: busy, an error number, or termination.
@@ -44,6 +56,7 @@ func (e *ServerError) Error() string {
 		return "the server has terminated"
 	}
 	msg := map[int32]string{ieNumStreams: "number of parallel streams too large", ieBlockSize: "block size too large",
+		ieTotalRate: "total required bandwidth is larger than server limit", ieAffinity: "unable to set CPU affinity",
 		ieUDPBlockSize: "UDP block size invalid", ieMaxDuration: "test duration too long", ieRecvParams: "the server could not read the parameters"}[e.IErrno]
 	if msg == "" {
 		msg = "error " + strconv.Itoa(int(e.IErrno))
@@ -114,7 +127,7 @@ func (c *Client) Run(ctx context.Context) (*Report, error) {
 	}
 	rep.Start.TestStart = TestInfo{Protocol: protocol, NumStreams: p.Parallel, Blksize: p.Len, Omit: p.Omit, Duration: p.Time,
 		Bytes: p.Bytes, Blocks: p.Blocks, Reverse: b2i(p.Reverse), Bidir: b2i(p.Bidir), TOS: p.TOS, Bitrate: p.Bandwidth}
-	text := textWriter{w: io.Discard, udp: p.UDP}
+	text := textWriter{w: io.Discard, udp: p.UDP, format: c.Format}
 	if c.Text != nil {
 		text.w = c.Text
 	}
@@ -124,7 +137,7 @@ func (c *Client) Run(ctx context.Context) (*Report, error) {
 	if c.Bind != "" {
 		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(c.Bind)}
 	}
-	ctrl, err := d.DialContext(ctx, "tcp", addr)
+	ctrl, err := d.DialContext(ctx, "tcp"+c.Family, addr)
 	if err != nil {
 		return rep, fmt.Errorf("unable to connect to server %s: %w", addr, err)
 	}
@@ -252,22 +265,26 @@ func (c *Client) createStreams(ctx context.Context, t *test, addr string, cookie
 		d := net.Dialer{Timeout: timeout, Control: func(network, address string, raw syscall.RawConn) error {
 			return sockOpts(raw, p, !p.UDP)
 		}}
-		if c.Bind != "" {
+		if c.Bind != "" || c.CPort > 0 {
+			port := 0
+			if c.CPort > 0 {
+				port = c.CPort + i
+			}
 			if p.UDP {
-				d.LocalAddr = &net.UDPAddr{IP: net.ParseIP(c.Bind)}
+				d.LocalAddr = &net.UDPAddr{IP: net.ParseIP(c.Bind), Port: port}
 			} else {
-				d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(c.Bind)}
+				d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(c.Bind), Port: port}
 			}
 		}
 		var conn net.Conn
 		var err error
 		if p.UDP {
-			conn, err = d.DialContext(ctx, "udp", addr)
+			conn, err = d.DialContext(ctx, "udp"+c.Family, addr)
 			if err == nil {
 				err = udpHandshake(conn, timeout)
 			}
 		} else {
-			conn, err = d.DialContext(ctx, "tcp", addr)
+			conn, err = d.DialContext(ctx, "tcp"+c.Family, addr)
 			if err == nil {
 				conn.(*net.TCPConn).SetNoDelay(p.NoDelay)
 				_, err = conn.Write(cookie)
@@ -340,6 +357,8 @@ func (c *Client) runTest(ctx context.Context, ctrl net.Conn, t *test, rep *Repor
 		}
 		poll := time.NewTicker(10 * time.Millisecond)
 		defer poll.Stop()
+		var lastRecv uint64
+		lastMove := time.Now()
 		for {
 			select {
 			case <-timer:
@@ -352,7 +371,15 @@ func (c *Client) runTest(ctx context.Context, ctrl net.Conn, t *test, rep *Repor
 			case <-ctx.Done():
 				runErr = ctx.Err()
 				return
-			case <-poll.C:
+			case now := <-poll.C:
+				if c.RcvTimeout > 0 {
+					if got := receivedBytes(t); got != lastRecv || !anyReceiver(t) {
+						lastRecv, lastMove = got, now
+					} else if now.Sub(lastMove) > c.RcvTimeout {
+						runErr = fmt.Errorf("receive timeout: no data for %v (--rcv-timeout)", c.RcvTimeout)
+						return
+					}
+				}
 				// With -R the client receives: it ends the test once it has the bytes.
 				if (p.Bytes > 0 || p.Blocks > 0) && !anySender(t) {
 					var got uint64
@@ -377,6 +404,9 @@ func (c *Client) runTest(ctx context.Context, ctrl net.Conn, t *test, rep *Repor
 	})
 	t.end()
 	if runErr != nil {
+		if ctx.Err() == nil {
+			return 0, runErr
+		}
 		return 0, fmt.Errorf("test stopped: %w", runErr)
 	}
 	if early != nil {
@@ -394,6 +424,25 @@ func (c *Client) runTest(ctx context.Context, ctrl net.Conn, t *test, rep *Repor
 		return 0, fmt.Errorf("after TEST_END: %w", r.err)
 	}
 	return r.state, nil
+}
+
+func anyReceiver(t *test) bool {
+	for _, s := range t.streams {
+		if !s.sender {
+			return true
+		}
+	}
+	return false
+}
+
+func receivedBytes(t *test) uint64 {
+	var n uint64
+	for _, s := range t.streams {
+		if !s.sender {
+			n += s.bytes.Load()
+		}
+	}
+	return n
 }
 
 func anySender(t *test) bool {

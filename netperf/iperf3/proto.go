@@ -21,6 +21,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"time"
 )
 
 // States of the control channel (iperf_api.h), sent as one signed byte.
@@ -45,8 +46,10 @@ const (
 	ieBlockSize      = 7
 	ieUDPBlockSize   = 20
 	ieMaxDuration    = 37
+	ieTotalRate      = 27
 	ieRecvParams     = 114
 	ieServerTerminal = 120
+	ieAffinity       = 132
 )
 
 // DefaultPort is iperf3's port.
@@ -206,6 +209,27 @@ type Params struct {
 	UDPCounters64Bit bool
 	RepeatingPayload bool
 	ClientVersion    string
+	// FQRate is fair-queuing pacing of each data socket, bit/s (--fq-rate:
+	// SO_MAX_PACING_RATE); DontFragment sets IPv4 DF on UDP (--dont-fragment). Both are
+	// sent to the server, which applies them too.
+	FQRate       uint64
+	DontFragment bool
+	// Burst is -b rate/N: N packets back to back at each pacing step; 0 paces each.
+	Burst int
+	// ServerAffinity pins the server to a CPU (-A n,m's m); -1 or 0 with HasServerAffinity false: none.
+	ServerAffinity    int
+	HasServerAffinity bool
+	// ExtraData is --extra-data: a string both ends put in their JSON.
+	ExtraData string
+	// Local is this end's own socket options, never sent.
+	Local LocalOpts
+}
+
+// LocalOpts are socket options one end applies to its own data sockets.
+type LocalOpts struct {
+	BindDev    string        // SO_BINDTODEVICE (-B host%dev, --bind-dev)
+	SndTimeout time.Duration // TCP_USER_TIMEOUT (--snd-timeout)
+	ZeroCopy   bool          // -Z: TCP data sent with sendfile(2) from a memory file
 }
 
 // paramsJSON is the object iperf3's send_parameters writes.
@@ -258,6 +282,21 @@ func (p *Params) paramsJSON() map[string]any {
 	if p.RepeatingPayload {
 		m["repeating_payload"] = 1
 	}
+	if p.FQRate > 0 {
+		m["fqrate"] = p.FQRate
+	}
+	if p.Burst > 0 {
+		m["burst"] = p.Burst
+	}
+	if p.DontFragment {
+		m["dont_fragment"] = 1
+	}
+	if p.HasServerAffinity {
+		m["server_affinity"] = p.ServerAffinity
+	}
+	if p.ExtraData != "" {
+		m["extra_data"] = p.ExtraData
+	}
 	return m
 }
 
@@ -308,6 +347,17 @@ func parseParams(m map[string]any) (*Params, error) {
 	if v, _ := num(m, "bandwidth"); v > 0 {
 		p.Bandwidth = uint64(v)
 	}
+	if v, _ := num(m, "fqrate"); v > 0 {
+		p.FQRate = uint64(v)
+	}
+	p.DontFragment = flag(m, "dont_fragment")
+	if v, _ := num(m, "burst"); v > 0 && v <= 100000 {
+		p.Burst = int(v)
+	}
+	if v, ok := num(m, "server_affinity"); ok && v >= 0 {
+		p.ServerAffinity, p.HasServerAffinity = int(v), true
+	}
+	p.ExtraData = str(m, "extra_data")
 	if !p.UDP && !flag(m, "tcp") {
 		return nil, &paramError{ieRecvParams, "parameters name neither tcp nor udp"}
 	}

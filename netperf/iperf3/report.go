@@ -123,12 +123,14 @@ type Start struct {
 	TCPMSSDefault *int `json:"tcp_mss_default,omitempty"`
 	// The bitrate asked for (-b), the buffer size asked for (-w) and the buffers the
 	// kernel gave the first data socket.
-	TargetBitrate uint64            `json:"target_bitrate"`
-	SockBufsize   int               `json:"sock_bufsize"`
-	SndbufActual  int               `json:"sndbuf_actual"`
-	RcvbufActual  int               `json:"rcvbuf_actual"`
-	TestStart     TestInfo          `json:"test_start"`
-	Extra         map[string]string `json:"-"`
+	TargetBitrate uint64   `json:"target_bitrate"`
+	SockBufsize   int      `json:"sock_bufsize"`
+	SndbufActual  int      `json:"sndbuf_actual"`
+	RcvbufActual  int      `json:"rcvbuf_actual"`
+	TestStart     TestInfo `json:"test_start"`
+	// ExtraData is the client's --extra-data, on both ends.
+	ExtraData string            `json:"extra_data,omitempty"`
+	Extra     map[string]string `json:"-"`
 }
 
 // Report is a whole test in iperf3 -J's top-level shape, so scripts written for
@@ -154,14 +156,30 @@ func unitBytes(b float64) string {
 }
 
 // unitBits formats bit rates in 1000 steps.
-func unitBits(b float64) string {
-	units := []string{"bits/sec", "Kbits/sec", "Mbits/sec", "Gbits/sec", "Tbits/sec"}
+func unitBits(b float64) string { return unitRate(b, 0) }
+
+// unitRate formats a rate in bit/s as iperf3's unit_snprintf does for -f: k, m, g, t
+// fix the unit in bits (1000 steps), K, M, G, T in bytes (1024 steps), 0 (or a, A)
+// adapts in bits (bytes for A).
+func unitRate(bits float64, format byte) string {
+	bitUnits := []string{"bits/sec", "Kbits/sec", "Mbits/sec", "Gbits/sec", "Tbits/sec"}
+	byteUnits := []string{"Bytes/sec", "KBytes/sec", "MBytes/sec", "GBytes/sec", "TBytes/sec"}
+	v, step, units := bits, 1000.0, bitUnits
+	if format >= 'A' && format <= 'Z' {
+		v, step, units = bits/8, 1024, byteUnits
+	}
+	if i := strings.IndexByte("kmgt", format|0x20); i >= 0 {
+		for j := 0; j <= i; j++ {
+			v /= step
+		}
+		return fmtUnit(v) + " " + units[i+1]
+	}
 	i := 0
-	for b >= 1000 && i < len(units)-1 {
-		b /= 1000
+	for v >= step && i < len(units)-1 {
+		v /= step
 		i++
 	}
-	return fmtUnit(b) + " " + units[i]
+	return fmtUnit(v) + " " + units[i]
 }
 
 func fmtUnit(v float64) string {
@@ -183,8 +201,9 @@ func rate(bytes uint64, secs float64) float64 {
 
 // textWriter prints iperf3's human layout.
 type textWriter struct {
-	w   io.Writer
-	udp bool
+	w      io.Writer
+	udp    bool
+	format byte // -f: k m g t (bits), K M G T (bytes); 0 adapts in bits
 }
 
 func (t textWriter) header(sender bool) {
@@ -211,7 +230,7 @@ func idLabel(id int) string {
 }
 
 func (t textWriter) line(id int, s StreamInterval, tail string) {
-	base := fmt.Sprintf("%s %6.2f-%-6.2f sec  %s  %s", idLabel(id), s.Start, s.End, unitBytes(float64(s.Bytes)), unitBits(s.BitsPerSecond))
+	base := fmt.Sprintf("%s %6.2f-%-6.2f sec  %s  %s", idLabel(id), s.Start, s.End, unitBytes(float64(s.Bytes)), unitRate(s.BitsPerSecond, t.format))
 	switch {
 	case t.udp && s.JitterMS != nil && s.LostPackets != nil && s.Packets != nil:
 		pct := 0.0

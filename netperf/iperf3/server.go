@@ -42,9 +42,19 @@ type Server struct {
 	CopyReceived bool
 	// Ready, when set, is called with the bound address once the server listens.
 	Ready func(net.Addr)
+	// Family is "4" or "6" to listen on IPv4 or IPv6 only (-4, -6); empty: both.
+	Family string
+	// Format is the text output's rate unit, as Client.Format.
+	Format byte
+	// BindDev binds the listening and data sockets to a device (--bind-dev).
+	BindDev string
+	// BitrateLimit refuses a test whose total rate asked for, or measured over a
+	// second, is above it, bit/s (--server-bitrate-limit); 0: none.
+	BitrateLimit uint64
 
 	mu     sync.Mutex
 	active *serverTest
+	tests  int // banners printed: the next test's number
 }
 
 // serverTest is the test in progress.
@@ -74,8 +84,13 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 		port = DefaultPort
 	}
 	addr := net.JoinHostPort(s.Addr, strconv.Itoa(port))
-	lc := net.ListenConfig{Control: reuseAddr}
-	ln, err := lc.Listen(ctx, "tcp", addr)
+	lc := net.ListenConfig{Control: func(network, address string, c syscall.RawConn) error {
+		if err := reuseAddr(network, address, c); err != nil {
+			return err
+		}
+		return bindDevice(c, s.BindDev)
+	}}
+	ln, err := lc.Listen(ctx, "tcp"+s.Family, addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
@@ -104,6 +119,7 @@ func (s *Server) Serve(ctx context.Context, ln *net.TCPListener) error {
 	defer wg.Wait()
 	var once sync.Once
 	var seq uint64
+	s.banner(ln.Addr())
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -176,7 +192,23 @@ func (s *Server) handleConn(ctx context.Context, ac acceptedConn, ln *net.TCPLis
 	if rep != nil && s.JSON != nil {
 		s.JSON(rep)
 	}
+	if !s.OneOff {
+		s.banner(ln.Addr())
+	}
 	return true
+}
+
+// banner is iperf3's server heading, before each test it waits for.
+func (s *Server) banner(a net.Addr) {
+	if s.Text == nil {
+		return
+	}
+	s.mu.Lock()
+	s.tests++
+	n := s.tests
+	s.mu.Unlock()
+	_, port := addrParts(a)
+	fmt.Fprintf(s.Text, "-----------------------------------------------------------\nServer listening on %d (test #%d)\n-----------------------------------------------------------\n", port, n)
 }
 
 func (s *Server) idle() time.Duration {
@@ -197,7 +229,7 @@ func sendServerError(c net.Conn, ierrno, errno int32) {
 func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln *net.TCPListener) (*Report, error) {
 	defer ctrl.Close()
 	idle := s.idle()
-	text := textWriter{w: io.Discard}
+	text := textWriter{w: io.Discard, format: s.Format}
 	if s.Text != nil {
 		text.w = s.Text
 	}
@@ -213,6 +245,9 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 
 	p, err := exchangeParams(ctrl, idle, rep)
 	if err != nil {
+		return rep, err
+	}
+	if err := s.admit(ctrl, p); err != nil {
 		return rep, err
 	}
 	text.udp = p.UDP
@@ -297,6 +332,30 @@ func exchangeParams(ctrl net.Conn, idle time.Duration, rep *Report) (*Params, er
 	rep.Start.TestStart = TestInfo{Protocol: protocol, NumStreams: p.Parallel, Blksize: p.Len, Omit: p.Omit, Duration: p.Time,
 		Bytes: p.Bytes, Blocks: p.Blocks, Reverse: b2i(p.Reverse), Bidir: b2i(p.Bidir), TOS: p.TOS, Bitrate: p.Bandwidth}
 	return p, nil
+}
+
+// admit applies what the server decides on a test's parameters: its bitrate limit
+// (iperf3 refuses a test whose streams together ask for more, IETOTALRATE), the CPU the
+// client asks it to run on (-A n,m), and its own bind device.
+func (s *Server) admit(ctrl net.Conn, p *Params) error {
+	if s.BitrateLimit > 0 {
+		total := p.Bandwidth * uint64(p.Parallel)
+		if p.Bidir {
+			total *= 2
+		}
+		if p.Bandwidth == 0 || total > s.BitrateLimit {
+			sendServerError(ctrl, ieTotalRate, 0)
+			return fmt.Errorf("the client asks for %d bit/s in all (0: unlimited), above --server-bitrate-limit %d", total, s.BitrateLimit)
+		}
+	}
+	if p.HasServerAffinity {
+		if err := SetAffinity(p.ServerAffinity); err != nil {
+			sendServerError(ctrl, ieAffinity, 0)
+			return err
+		}
+	}
+	p.Local.BindDev = s.BindDev
+	return nil
 }
 
 // createStreams tells the client to open its streams and takes them.

@@ -183,6 +183,7 @@ func (t *test) end() {
 func (t *test) startFacts(rep *Report, ctrl net.Conn) {
 	t.congestion = congestion(firstConn(t))
 	rep.Start.TargetBitrate, rep.Start.SockBufsize = t.p.Bandwidth, t.p.Window
+	rep.Start.ExtraData = t.p.ExtraData
 	if len(t.streams) > 0 {
 		rep.Start.SndbufActual, rep.Start.RcvbufActual, _ = socketBufs(t.streams[0].conn)
 	}

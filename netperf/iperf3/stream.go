@@ -188,15 +188,22 @@ func (s *stream) account(n int) {
 
 func (s *stream) sendTCP(ctx context.Context) {
 	buf := payload(s.t.p.Len, s.t.p.RepeatingPayload)
+	write := s.conn.Write
+	if s.t.p.Local.ZeroCopy {
+		if zw, err := zeroCopyWriter(s.conn, buf); err == nil {
+			defer zw.Close()
+			write = zw.Write
+		}
+	}
 	var sent uint64
-	for !s.stopped() && ctx.Err() == nil {
+	for blocks := 0; !s.stopped() && ctx.Err() == nil; blocks++ {
 		if !s.underLimit(len(buf)) {
 			return
 		}
-		if !pace(ctx, s.start, sent, s.t.p.Bandwidth, s.t.stopSend) {
+		if b := s.t.p.Burst; (b == 0 || blocks%b == 0) && !pace(ctx, s.start, sent, s.t.p.Bandwidth, s.t.stopSend) {
 			return
 		}
-		n, err := s.conn.Write(buf)
+		n, err := write(buf)
 		if n > 0 {
 			sent += uint64(n)
 			s.account(n)
@@ -248,9 +255,10 @@ func (s *stream) sendUDP(ctx context.Context) {
 		if !s.underLimit(size) {
 			return
 		}
-		// Send what the rate allows by now, then sleep one pacing interval.
+		// Send what the rate allows by now, then sleep one pacing interval. With -b
+		// rate/N only each burst's first packet waits: N go back to back.
 		due := s.start.Add(time.Duration(float64(sent+uint64(size)) * 8 / float64(p.Bandwidth) * float64(time.Second)))
-		if d := time.Until(due); d > 0 {
+		if d := time.Until(due); d > 0 && (p.Burst == 0 || seq%uint64(p.Burst) == 0) {
 			select {
 			case <-time.After(min(d, tick)):
 			case <-ctx.Done():
@@ -389,6 +397,10 @@ func sockOpts(raw syscall.RawConn, p *Params, tcp bool) error {
 		}
 		if p.TOS > 0 {
 			unix.SetsockoptInt(f, unix.IPPROTO_IP, unix.IP_TOS, p.TOS)
+			unix.SetsockoptInt(f, unix.IPPROTO_IPV6, unix.IPV6_TCLASS, p.TOS)
+		}
+		if e := linuxSockOpts(f, p, tcp); e != nil {
+			serr = e
 		}
 		if tcp {
 			if p.MSS > 0 {

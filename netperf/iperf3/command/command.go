@@ -1,16 +1,20 @@
 // Package command is linerate's iperf3 command line: iperf3's options, defaults and output
 // (text, or -J's JSON) over the wire-compatible client and server of netperf/iperf3, so
-// that a script written for stock iperf3 runs linerate's unchanged.
+// that a script written for stock iperf3 runs linerate's unchanged. Options are parsed
+// with a getopt_long library (pborman/getopt/v2), as iperf3 parses them.
 package command
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log"
 	"net"
+	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -19,185 +23,213 @@ import (
 	"github.com/zynqnet/linerate/netperf/iperf3"
 )
 
-// Usage is the command's help.
-const Usage = `Usage: linerate iperf3 -s [-p PORT] [-B ADDR] [-1] [-J] [--idle-timeout N]
-       linerate iperf3 -c HOST [options]
-
-An iperf3 wire-compatible server and client: a stock iperf3 (3.7 and later) is the peer
-in either role. Flags and defaults are iperf3's.
-
-Server:
-  -s, --server           run as server
-  -1, --one-off          serve one test, then exit
-  --idle-timeout N       drop a client silent for N seconds (default 30)
-Client:
-  -c, --client HOST      run as client to HOST
-  -t, --time N           seconds to transmit (default 10)
-  -n, --bytes N[KMG]     bytes to transmit (instead of -t)
-  -k, --blockcount N[KMG] blocks to transmit (instead of -t or -n)
-  -P, --parallel N       parallel streams (default 1)
-  -R, --reverse          the server sends, the client receives
-  --bidir                both directions at once
-  -u, --udp              UDP instead of TCP
-  -b, --bitrate N[KMG]   target bitrate in bit/s (UDP default 1M; TCP unlimited)
-  -l, --length N[KMG]    block length (TCP 128K, UDP 1460)
-  -w, --window N[KMG]    socket buffer size
-  -M, --set-mss N        TCP maximum segment size
-  -N, --no-delay         TCP no delay (Nagle off)
-  -O, --omit N           omit the first N seconds
-  -i, --interval N       seconds between reports (default 1; 0: none)
-  --udp-counters-64bit   64-bit UDP packet counters
-  --get-server-output    print the server's output too
-  --connect-timeout MS   control connection timeout in milliseconds
-Both:
-  -p, --port N           server port (default 5201)
-  -B, --bind ADDR        local address
-  -J, --json             JSON output in iperf3 -J's shape
-  --copy                 read received TCP data into memory, as iperf3 does; by default
-                         the kernel discards it (recv MSG_TRUNC), so the figure is the
-                         link's and not the receiving CPU's memory copy
-`
-
-type sizeFlag struct {
-	v    *uint64
-	base float64
-}
-
-func (f sizeFlag) String() string {
-	if f.v == nil {
-		return ""
-	}
-	return strconv.FormatUint(*f.v, 10)
-}
-
-func (f sizeFlag) Set(s string) error {
-	v, err := iperf3.ParseSize(s, f.base)
-	if err != nil {
-		return err
-	}
-	*f.v = v
-	return nil
-}
-
 // Run runs the command: args are its arguments after "iperf3"; version is linerate's,
 // sent to the peer and printed. A usage error wraps cli.ErrUsage.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, version string) error {
-	fs := flag.NewFlagSet("iperf3", flag.ContinueOnError)
-	var (
-		server, oneOff, jsonOut, reverse, bidir, udp, noDelay, c64, serverOut, copyRecv bool
-		client, bind                                                                    string
-		port, parallel, mss, omit, connTimeout                                          int
-		timeSecs, interval, idle                                                        float64
-		bytesN, blocks, bitrate, length, window                                         uint64
-	)
-	boolVar := func(p *bool, names ...string) {
-		for _, n := range names {
-			fs.BoolVar(p, n, false, "")
-		}
-	}
-	strVar := func(p *string, names ...string) {
-		for _, n := range names {
-			fs.StringVar(p, n, "", "")
-		}
-	}
-	intVar := func(p *int, def int, names ...string) {
-		for _, n := range names {
-			fs.IntVar(p, n, def, "")
-		}
-	}
-	floatVar := func(p *float64, def float64, names ...string) {
-		for _, n := range names {
-			fs.Float64Var(p, n, def, "")
-		}
-	}
-	sizeVar := func(p *uint64, base float64, names ...string) {
-		for _, n := range names {
-			fs.Var(sizeFlag{p, base}, n, "")
-		}
-	}
-	boolVar(&server, "s", "server")
-	boolVar(&oneOff, "1", "one-off")
-	boolVar(&jsonOut, "J", "json")
-	boolVar(&reverse, "R", "reverse")
-	boolVar(&bidir, "bidir")
-	boolVar(&udp, "u", "udp")
-	boolVar(&noDelay, "N", "no-delay")
-	boolVar(&c64, "udp-counters-64bit")
-	boolVar(&serverOut, "get-server-output")
-	boolVar(&copyRecv, "copy")
-	strVar(&client, "c", "client")
-	strVar(&bind, "B", "bind")
-	intVar(&port, iperf3.DefaultPort, "p", "port")
-	intVar(&parallel, 1, "P", "parallel")
-	intVar(&mss, 0, "M", "set-mss")
-	intVar(&omit, 0, "O", "omit")
-	intVar(&connTimeout, 0, "connect-timeout")
-	floatVar(&timeSecs, 10, "t", "time")
-	floatVar(&interval, 1, "i", "interval")
-	floatVar(&idle, 30, "idle-timeout")
-	sizeVar(&bytesN, 1024, "n", "bytes")
-	sizeVar(&blocks, 1024, "k", "blockcount")
-	sizeVar(&bitrate, 1000, "b", "bitrate", "bandwidth")
-	sizeVar(&length, 1024, "l", "length", "len")
-	sizeVar(&window, 1024, "w", "window")
-	pos, err := cli.Parse(fs, args)
+	o, err := parse(args)
 	if err != nil {
 		return err
 	}
+	if err := o.check(); err != nil {
+		return err
+	}
 	switch {
-	case len(pos) > 0:
-		return cli.Usagef("unexpected argument %q", pos[0])
-	case server == (client != ""):
-		return cli.Usagef("give -s (server) or -c HOST (client)")
-	case port < 1 || port > 65535:
-		return cli.Usagef("-p %d: want 1..65535", port)
-	case parallel < 1 || parallel > iperf3.MaxParallel:
-		return cli.Usagef("-P %d: want 1..%d", parallel, iperf3.MaxParallel)
-	case timeSecs < 0 || timeSecs > iperf3.MaxDuration:
-		return cli.Usagef("-t %v: want 0..%d seconds", timeSecs, iperf3.MaxDuration)
-	case omit < 0 || omit > 600:
-		return cli.Usagef("-O %d: want 0..600", omit)
-	case interval < 0 || interval > 60:
-		return cli.Usagef("-i %v: want 0..60", interval)
-	case idle <= 0:
-		return cli.Usagef("--idle-timeout %v: want a positive number of seconds", idle)
-	case udp && length > iperf3.MaxUDPLen, !udp && length > iperf3.MaxTCPLen:
-		return cli.Usagef("-l %d: too large (UDP %d, TCP %d)", length, iperf3.MaxUDPLen, iperf3.MaxTCPLen)
-	case udp && length > 0 && length < 16:
-		return cli.Usagef("-l %d: UDP needs at least 16 bytes", length)
+	case o.help:
+		return flag.ErrHelp
+	case o.version:
+		fmt.Fprintf(stdout, "iperf 3.12 (linerate %s: wire-compatible with iperf3 3.7 to 3.18)\n%s %s\n", version, runtime.GOOS, runtime.GOARCH)
+		return nil
 	}
-	if server {
-		srv := &iperf3.Server{Addr: bind, Port: port, OneOff: oneOff, Version: version,
-			IdleTimeout: time.Duration(idle * float64(time.Second)), CopyReceived: copyRecv,
-			Log: log.New(stderr, "linerate iperf3: ", log.LstdFlags)}
-		if jsonOut {
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			srv.JSON = func(r *iperf3.Report) { enc.Encode(r) }
-		} else {
-			srv.Text = stdout
-			fmt.Fprintf(stdout, "-----------------------------------------------------------\nServer listening on %d (linerate %s)\n-----------------------------------------------------------\n", port, version)
+	if o.daemon && o.server && os.Getenv(daemonEnv) == "" {
+		return daemonize(args)
+	}
+	out, closeOut, err := o.output(stdout)
+	if err != nil {
+		return err
+	}
+	defer closeOut()
+	if o.logfile != "" {
+		stderr = out // iperf3 sends everything, errors too, to --logfile
+	}
+	if o.pidfile != "" {
+		if err := os.WriteFile(o.pidfile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+			return cli.Usagef("-I %s: %v", o.pidfile, err)
 		}
-		return srv.ListenAndServe(ctx)
+		defer os.Remove(o.pidfile)
 	}
-	c := &iperf3.Client{Host: client, Port: port, Bind: bind, Version: version,
-		Interval:       time.Duration(interval * float64(time.Second)),
-		ConnectTimeout: time.Duration(connTimeout) * time.Millisecond, CopyReceived: copyRecv,
-		Params: iperf3.Params{UDP: udp, Time: int(timeSecs), Bytes: bytesN, Blocks: blocks, Parallel: parallel,
-			Reverse: reverse, Bidir: bidir, Len: int(length), Bandwidth: bitrate, Window: int(window), MSS: mss,
-			NoDelay: noDelay, Omit: omit, UDPCounters64Bit: c64, GetServerOutput: serverOut}}
-	if net.ParseIP(client) == nil && strings.ContainsAny(client, " /") {
-		return cli.Usagef("-c %q is not a host", client)
+	local, server, hasServer, err := affinityValue(o.affinity)
+	if err != nil {
+		return err
 	}
-	if !jsonOut {
-		c.Text = stdout
+	if local >= 0 {
+		if err := iperf3.SetAffinity(local); err != nil {
+			return err
+		}
+	}
+	if o.server {
+		return o.runServer(ctx, out, stderr, version)
+	}
+	c, err := o.clientConfig(version)
+	if err != nil {
+		return err
+	}
+	c.Params.ServerAffinity, c.Params.HasServerAffinity = server, hasServer
+	return o.runClient(ctx, c, out, stderr)
+}
+
+// output is where iperf3's lines go: stdout or --logfile (appended), each line headed
+// by --timestamps and -T as iperf3's iperf_printf heads them.
+func (o *options) output(stdout io.Writer) (io.Writer, func(), error) {
+	w, done := stdout, func() {}
+	if o.logfile != "" {
+		f, err := os.OpenFile(o.logfile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, nil, cli.Usagef("--logfile %s: %v", o.logfile, err)
+		}
+		w, done = f, func() { f.Close() }
+	}
+	if o.jsonOut || (!o.timestampsSet && o.title == "") {
+		return w, done, nil
+	}
+	format := "%c "
+	if o.timestamps != "" {
+		format = o.timestamps
+	}
+	title := ""
+	if o.title != "" {
+		title = o.title + ":  "
+	}
+	stamp := func() string {
+		if !o.timestampsSet {
+			return title
+		}
+		return strftime(format, time.Now()) + title
+	}
+	return &linePrefix{w: w, prefix: stamp}, done, nil
+}
+
+func (o *options) runServer(ctx context.Context, out, stderr io.Writer, version string) error {
+	limit, err := size("--server-bitrate-limit", strings.SplitN(o.serverLimit, "/", 2)[0], 1000)
+	if err != nil {
+		return err
+	}
+	bind, dev := hostDev(o.bind)
+	if o.bindDev != "" {
+		dev = o.bindDev
+	}
+	srv := &iperf3.Server{Addr: bind, Port: o.port, OneOff: o.oneOff, Version: version,
+		IdleTimeout: time.Duration(o.idle * float64(time.Second)), CopyReceived: o.copyRecv,
+		Family: o.family(), Format: o.formatByte(), BindDev: dev, BitrateLimit: limit}
+	if o.verbose {
+		// Go's log lines are for -V/--debug only: iperf3's layout stays as stock's.
+		srv.Log = log.New(stderr, "linerate iperf3: ", log.LstdFlags)
+	}
+	if o.jsonOut {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		srv.JSON = func(r *iperf3.Report) { enc.Encode(r) }
+	} else {
+		srv.Text = out
+	}
+	return srv.ListenAndServe(ctx)
+}
+
+func (o *options) family() string {
+	switch {
+	case o.v4:
+		return "4"
+	case o.v6:
+		return "6"
+	}
+	return ""
+}
+
+func (o *options) formatByte() byte {
+	if o.format == "" {
+		return 0
+	}
+	return o.format[0]
+}
+
+// clientConfig turns the options into a client.
+func (o *options) clientConfig(version string) (*iperf3.Client, error) {
+	host, dev := hostDev(o.host)
+	if o.bindDev != "" {
+		dev = o.bindDev
+	}
+	bind, bdev := hostDev(o.bind)
+	if bdev != "" {
+		dev = bdev
+	}
+	if net.ParseIP(host) == nil && strings.ContainsAny(host, " /") {
+		return nil, cli.Usagef("-c %q is not a host", host)
+	}
+	rateStr, burstStr, _ := strings.Cut(o.bitrate, "/")
+	p := iperf3.Params{UDP: o.udp, Time: int(o.timeSecs), Parallel: o.parallel, Reverse: o.reverse, Bidir: o.bidir,
+		MSS: o.mss, NoDelay: o.noDelay, Omit: o.omit, UDPCounters64Bit: o.c64, GetServerOutput: o.serverOutput,
+		Congestion: o.congestion, Title: o.title, RepeatingPayload: o.repeating, DontFragment: o.dontFr, ExtraData: o.extraData,
+		Local: iperf3.LocalOpts{BindDev: dev, SndTimeout: time.Duration(o.sndTimeout) * time.Millisecond, ZeroCopy: o.zeroCopy}}
+	var err error
+	sizes := []struct {
+		name string
+		s    string
+		base float64
+		dst  *uint64
+	}{{"-n", o.bytesN, 1024, &p.Bytes}, {"-k", o.blocks, 1024, &p.Blocks}, {"-b", rateStr, 1000, &p.Bandwidth}, {"--fq-rate", o.fqRate, 1000, &p.FQRate}}
+	for _, sz := range sizes {
+		if *sz.dst, err = size(sz.name, sz.s, sz.base); err != nil {
+			return nil, err
+		}
+	}
+	ints := []struct {
+		name string
+		s    string
+		base float64
+		dst  *int
+		max  uint64
+	}{{"-l", o.length, 1024, &p.Len, iperf3.MaxTCPLen}, {"-w", o.window, 1024, &p.Window, 512 << 20}, {"--pacing-timer", o.pacingTimer, 1000, &p.PacingTimer, 1e9}}
+	for _, n := range ints {
+		v, err := size(n.name, n.s, n.base)
+		if err != nil {
+			return nil, err
+		}
+		if v > n.max {
+			return nil, cli.Usagef("%s %s: too large (at most %d)", n.name, n.s, n.max)
+		}
+		*n.dst = int(v)
+	}
+	if burstStr != "" {
+		b, err := strconv.Atoi(burstStr)
+		if err != nil || b < 1 || b > 100000 {
+			return nil, cli.Usagef("-b %q: the burst after / is a packet count, 1..100000", o.bitrate)
+		}
+		p.Burst = b
+	}
+	switch {
+	case o.udp && p.Len > iperf3.MaxUDPLen:
+		return nil, cli.Usagef("-l %d: too large (UDP %d, TCP %d)", p.Len, iperf3.MaxUDPLen, iperf3.MaxTCPLen)
+	case o.udp && p.Len > 0 && p.Len < 16:
+		return nil, cli.Usagef("-l %d: UDP needs at least 16 bytes", p.Len)
+	}
+	if p.TOS, err = tosValue(o.tos, o.dscp); err != nil {
+		return nil, err
+	}
+	return &iperf3.Client{Host: host, Port: o.port, Bind: bind, Version: version, Family: o.family(), CPort: o.cport,
+		Format: o.formatByte(), Verbose: o.verbose, RcvTimeout: time.Duration(o.rcvTimeout) * time.Millisecond,
+		Interval:       time.Duration(o.interval * float64(time.Second)),
+		ConnectTimeout: time.Duration(o.connTimeout) * time.Millisecond, CopyReceived: o.copyRecv, Params: p}, nil
+}
+
+func (o *options) runClient(ctx context.Context, c *iperf3.Client, out, stderr io.Writer) error {
+	if !o.jsonOut {
+		c.Text = out
 	}
 	rep, err := c.Run(ctx)
-	if jsonOut {
+	if o.jsonOut {
 		if err != nil {
 			rep.Error = err.Error()
 		}
-		enc := json.NewEncoder(stdout)
+		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		if e := enc.Encode(rep); e != nil && err == nil {
 			err = e
@@ -205,10 +237,37 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, version s
 	}
 	if err != nil {
 		// As iperf3: with -J the error is in the JSON alone; otherwise one line.
-		if !jsonOut {
+		if !o.jsonOut {
 			fmt.Fprintf(stderr, "iperf3: error - %v\n", err)
 		}
 		return &cli.Reported{Code: 1, Err: err}
 	}
 	return nil
 }
+
+// linePrefix heads every line written through it.
+type linePrefix struct {
+	w      io.Writer
+	prefix func() string
+	mid    bool // inside a line
+}
+
+func (l *linePrefix) Write(b []byte) (int, error) {
+	var buf []byte
+	for _, c := range b {
+		if !l.mid {
+			buf = append(buf, l.prefix()...)
+			l.mid = true
+		}
+		buf = append(buf, c)
+		if c == '\n' {
+			l.mid = false
+		}
+	}
+	if _, err := l.w.Write(buf); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+var errNoDaemon = errors.New("-D: the server could not start in the background")

@@ -1,0 +1,34 @@
+package command
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// daemonEnv marks the process -D started, so it serves instead of starting another.
+const daemonEnv = "LINERATE_IPERF3_DAEMON"
+
+// daemonize starts this same command line again in the background, in a session of its
+// own with no terminal, and returns: iperf3 -D's behaviour. --logfile (or -J and a
+// pidfile) is how its output is kept; without it, it goes nowhere, as with iperf3.
+func daemonize(args []string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("%w: %v", errNoDaemon, err)
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errNoDaemon, err)
+	}
+	defer null.Close()
+	cmd := exec.Command(exe, append([]string{"iperf3"}, args...)...)
+	cmd.Env = append(os.Environ(), daemonEnv+"=1")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = null, null, null
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("%w: %v", errNoDaemon, err)
+	}
+	return cmd.Process.Release()
+}
