@@ -127,7 +127,8 @@ func (c *Client) Run(ctx context.Context) (*Report, error) {
 	}
 	rep.Start.TestStart = TestInfo{Protocol: protocol, NumStreams: p.Parallel, Blksize: p.Len, Omit: p.Omit, Duration: p.Time,
 		Bytes: p.Bytes, Blocks: p.Blocks, Reverse: b2i(p.Reverse), Bidir: b2i(p.Bidir), TOS: p.TOS, Bitrate: p.Bandwidth}
-	text := textWriter{w: io.Discard, udp: p.UDP, format: c.Format}
+	text := &textWriter{w: io.Discard, format: c.Format}
+	text.setTest(&p, false)
 	if c.Text != nil {
 		text.w = c.Text
 	}
@@ -140,6 +141,9 @@ func (c *Client) Run(ctx context.Context) (*Report, error) {
 	ctrl, err := d.DialContext(ctx, "tcp"+c.Family, addr)
 	if err != nil {
 		return rep, fmt.Errorf("unable to connect to server %s: %w", addr, err)
+	}
+	if p.Reverse && !p.Bidir {
+		fmt.Fprintf(text.w, "Reverse mode, remote host %s is sending\n", c.Host)
 	}
 	defer ctrl.Close()
 	stopWatch := context.AfterFunc(ctx, func() { ctrl.Close() })
@@ -184,9 +188,6 @@ func (c *Client) Run(ctx context.Context) (*Report, error) {
 			t.startFacts(rep, ctrl)
 		case TestStart:
 			cpu = markCPU()
-			if len(t.streams) > 0 {
-				text.header(t.streams[0].sender)
-			}
 		case TestRunning:
 			next, err := c.runTest(ctx, ctrl, t, rep, text)
 			if err != nil {
@@ -250,7 +251,7 @@ var (
 	udpLegacyConnectReply = []byte{0xb1, 0x68, 0xde, 0x3a}
 )
 
-func (c *Client) createStreams(ctx context.Context, t *test, addr string, cookie []byte, timeout time.Duration, rep *Report, text textWriter) error {
+func (c *Client) createStreams(ctx context.Context, t *test, addr string, cookie []byte, timeout time.Duration, rep *Report, text *textWriter) error {
 	p := t.p
 	n := p.Parallel
 	if p.Bidir {
@@ -341,7 +342,7 @@ func watchState(ctrl net.Conn) <-chan stateOrErr {
 
 // runTest runs from TEST_RUNNING until the client's end condition, sends TEST_END and
 // returns the server's next state (EXCHANGE_RESULTS).
-func (c *Client) runTest(ctx context.Context, ctrl net.Conn, t *test, rep *Report, text textWriter) (int8, error) {
+func (c *Client) runTest(ctx context.Context, ctrl net.Conn, t *test, rep *Report, text *textWriter) (int8, error) {
 	p := t.p
 	done := make(chan struct{})
 	// The server speaks only on failure while the test runs; after TEST_END its next
@@ -395,12 +396,7 @@ func (c *Client) runTest(ctx context.Context, ctrl net.Conn, t *test, rep *Repor
 	}()
 	t.runStreams(ctx, c.Interval, done, func(iv Interval) {
 		rep.Intervals = append(rep.Intervals, iv)
-		for _, s := range iv.Streams {
-			text.line(s.Socket, s, "")
-		}
-		if len(iv.Streams) > 1 {
-			text.line(-1, iv.Sum, "")
-		}
+		text.interval(iv)
 	})
 	t.end()
 	if runErr != nil {

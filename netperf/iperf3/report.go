@@ -3,7 +3,6 @@ package iperf3
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 )
@@ -49,6 +48,9 @@ type EndStream struct {
 	Sender   *StreamInterval `json:"sender,omitempty"`
 	Receiver *StreamInterval `json:"receiver,omitempty"`
 	UDP      *StreamInterval `json:"udp,omitempty"`
+	// local: the stream sends on this side; outOfOrder its UDP datagrams that came late.
+	local      bool
+	outOfOrder int64
 }
 
 // CPU is the CPU use of both ends.
@@ -197,89 +199,6 @@ func rate(bytes uint64, secs float64) float64 {
 		return 0
 	}
 	return float64(bytes) * 8 / secs
-}
-
-// textWriter prints iperf3's human layout.
-type textWriter struct {
-	w      io.Writer
-	udp    bool
-	format byte // -f: k m g t (bits), K M G T (bytes); 0 adapts in bits
-}
-
-func (t textWriter) header(sender bool) {
-	if t.udp {
-		if sender {
-			fmt.Fprintln(t.w, "[ ID] Interval           Transfer     Bitrate         Total Datagrams")
-		} else {
-			fmt.Fprintln(t.w, "[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams")
-		}
-		return
-	}
-	if sender {
-		fmt.Fprintln(t.w, "[ ID] Interval           Transfer     Bitrate         Retr  Cwnd")
-	} else {
-		fmt.Fprintln(t.w, "[ ID] Interval           Transfer     Bitrate")
-	}
-}
-
-func idLabel(id int) string {
-	if id < 0 {
-		return "[SUM]"
-	}
-	return fmt.Sprintf("[%3d]", id)
-}
-
-func (t textWriter) line(id int, s StreamInterval, tail string) {
-	base := fmt.Sprintf("%s %6.2f-%-6.2f sec  %s  %s", idLabel(id), s.Start, s.End, unitBytes(float64(s.Bytes)), unitRate(s.BitsPerSecond, t.format))
-	switch {
-	case t.udp && s.JitterMS != nil && s.LostPackets != nil && s.Packets != nil:
-		pct := 0.0
-		if *s.Packets > 0 {
-			pct = float64(*s.LostPackets) / float64(*s.Packets) * 100
-		}
-		base += fmt.Sprintf("  %.3f ms  %d/%d (%.2g%%)", *s.JitterMS, *s.LostPackets, *s.Packets, pct)
-	case t.udp && s.Packets != nil:
-		base += fmt.Sprintf("  %d", *s.Packets)
-	case s.Retransmits != nil:
-		base += fmt.Sprintf("  %4d", *s.Retransmits)
-		if s.SndCwnd != nil {
-			base += "   " + unitBytes(float64(*s.SndCwnd))
-		}
-	}
-	if s.Omitted {
-		base += "  (omitted)"
-	}
-	if tail != "" {
-		base += "  " + tail
-	}
-	fmt.Fprintln(t.w, strings.TrimRight(base, " "))
-}
-
-// summary prints the end of a test as iperf3 does: per stream sender then receiver
-// lines, and [SUM] lines with more than one stream.
-func (t textWriter) summary(r *Report) {
-	fmt.Fprintln(t.w, "- - - - - - - - - - - - - - - - - - - - - - - - -")
-	t.header(false)
-	for _, s := range r.End.Streams {
-		if s.Sender == nil && s.Receiver == nil && s.UDP != nil {
-			t.line(s.UDP.Socket, *s.UDP, "")
-			continue
-		}
-		if s.Sender != nil {
-			t.line(s.Sender.Socket, *s.Sender, "sender")
-		}
-		if s.Receiver != nil {
-			t.line(s.Receiver.Socket, *s.Receiver, "receiver")
-		}
-	}
-	if len(r.End.Streams) > 1 {
-		t.line(-1, r.End.SumSent, "sender")
-		t.line(-1, r.End.SumReceived, "receiver")
-		if r.End.SumSentBidirReverse != nil {
-			t.line(-1, *r.End.SumSentBidirReverse, "sender (reverse)")
-			t.line(-1, *r.End.SumReceivedBidirReverse, "receiver (reverse)")
-		}
-	}
 }
 
 func nowStamp(t time.Time) map[string]any {

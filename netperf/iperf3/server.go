@@ -198,6 +198,14 @@ func (s *Server) handleConn(ctx context.Context, ac acceptedConn, ln *net.TCPLis
 	return true
 }
 
+// textOut is where the server's text goes: Text, or nowhere.
+func (s *Server) textOut() io.Writer {
+	if s.Text == nil {
+		return io.Discard
+	}
+	return s.Text
+}
+
 // banner is iperf3's server heading, before each test it waits for.
 func (s *Server) banner(a net.Addr) {
 	if s.Text == nil {
@@ -229,10 +237,13 @@ func sendServerError(c net.Conn, ierrno, errno int32) {
 func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln *net.TCPListener) (*Report, error) {
 	defer ctrl.Close()
 	idle := s.idle()
-	text := textWriter{w: io.Discard, format: s.Format}
+	text := &textWriter{w: io.Discard, format: s.Format}
 	if s.Text != nil {
 		text.w = s.Text
 	}
+	// --get-server-output: the client gets all this test's text, as iperf3's server
+	// collects it.
+	var output bytes.Buffer
 	rh, rp := addrParts(ctrl.RemoteAddr())
 	fmt.Fprintf(text.w, "Accepted connection from %s, port %d\n", rh, rp)
 	s.logf("accepted control connection from %s", ctrl.RemoteAddr())
@@ -250,9 +261,13 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 	if err := s.admit(ctrl, p); err != nil {
 		return rep, err
 	}
-	text.udp = p.UDP
+	text.setTest(p, true)
+	if p.GetServerOutput && s.JSON == nil {
+		text.w = io.MultiWriter(text.w, &output)
+	}
 	t := newTest(p)
 	t.copyReceived = s.CopyReceived
+	t.localHost, _ = addrParts(ctrl.LocalAddr())
 	defer func() { t.closeAll() }()
 	if err := s.createStreams(ctx, ctrl, t, st, ln, rep, text); err != nil {
 		return rep, err
@@ -265,9 +280,6 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 	if err := writeState(ctrl, TestRunning); err != nil {
 		return rep, err
 	}
-	if len(t.streams) > 0 {
-		text.header(t.streams[0].sender)
-	}
 	done := make(chan struct{})
 	var endErr error
 	go func() {
@@ -276,9 +288,7 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 	}()
 	t.runStreams(ctx, time.Second, done, func(iv Interval) {
 		rep.Intervals = append(rep.Intervals, iv)
-		for _, si := range iv.Streams {
-			text.line(si.Socket, si, "")
-		}
+		text.interval(iv)
 	})
 	if endErr == nil {
 		t.settle()
@@ -294,8 +304,18 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 		}
 		return rep, endErr
 	}
-	if err := s.exchangeResults(ctrl, t, cpu, idle, rep); err != nil {
+	if err := s.exchangeResults(ctrl, t, cpu, idle, rep, func() string {
+		// The server's whole output, its summary included, as iperf3 sends it.
+		tw := *text
+		var sum bytes.Buffer
+		tw.w = &sum
+		tw.summary(rep)
+		return output.String() + sum.String()
+	}); err != nil {
 		return rep, err
+	}
+	if p.GetServerOutput && s.JSON == nil {
+		text.w = s.textOut() // the summary once: the client has its copy
 	}
 	text.summary(rep)
 	// IPERF_DONE, or the client just closes.
@@ -359,7 +379,7 @@ func (s *Server) admit(ctrl net.Conn, p *Params) error {
 }
 
 // createStreams tells the client to open its streams and takes them.
-func (s *Server) createStreams(ctx context.Context, ctrl net.Conn, t *test, st *serverTest, ln *net.TCPListener, rep *Report, text textWriter) error {
+func (s *Server) createStreams(ctx context.Context, ctrl net.Conn, t *test, st *serverTest, ln *net.TCPListener, rep *Report, text *textWriter) error {
 	// For UDP the server port must listen before the client hears CREATE_STREAMS: its
 	// first datagram follows at once.
 	var udpLn *net.UDPConn
@@ -425,7 +445,7 @@ func waitTestEnd(ctx context.Context, ctrl net.Conn, t *test, idle time.Duration
 
 // exchangeResults trades results with the client (with the server's output when the
 // client asked for it) and tells it to display them.
-func (s *Server) exchangeResults(ctrl net.Conn, t *test, cpu cpuMark, idle time.Duration, rep *Report) error {
+func (s *Server) exchangeResults(ctrl net.Conn, t *test, cpu cpuMark, idle time.Duration, rep *Report, textOutput func() string) error {
 	local := t.localResults(cpu, t.congestion)
 	if err := writeState(ctrl, ExchangeResults); err != nil {
 		return err
@@ -439,10 +459,7 @@ func (s *Server) exchangeResults(ctrl net.Conn, t *test, cpu cpuMark, idle time.
 			b, _ := json.Marshal(rep)
 			local.ServerOutputJSON = b
 		} else {
-			var buf bytes.Buffer
-			tw := textWriter{w: &buf, udp: t.p.UDP}
-			tw.summary(rep)
-			local.ServerOutputText = buf.String()
+			local.ServerOutputText = textOutput()
 		}
 	}
 	if err := writeJSON(ctrl, local.toJSON()); err != nil {
@@ -454,7 +471,7 @@ func (s *Server) exchangeResults(ctrl net.Conn, t *test, cpu cpuMark, idle time.
 // acceptStreams takes the client's data streams: TCP connections with the test's cookie
 // (routed here by handleConn), or UDP streams on the server port. Receiving streams come
 // first, then sending ones.
-func (s *Server) acceptStreams(ctx context.Context, t *test, st *serverTest, ln *net.TCPListener, udpLn *net.UDPConn, rep *Report, text textWriter) error {
+func (s *Server) acceptStreams(ctx context.Context, t *test, st *serverTest, ln *net.TCPListener, udpLn *net.UDPConn, rep *Report, text *textWriter) error {
 	p := t.p
 	n := p.Parallel
 	if p.Bidir {

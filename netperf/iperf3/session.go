@@ -74,8 +74,14 @@ func (t *test) runStreams(ctx context.Context, interval time.Duration, done <-ch
 // interval computes one reporting interval for every stream.
 func (t *test) interval(st *intervalState, now time.Time, omitting bool) Interval {
 	var iv Interval
-	start := st.last.Sub(t.start).Seconds()
-	end := now.Sub(t.start).Seconds()
+	// Times count from the start, and after -O's omitted seconds from their end, as
+	// iperf3's reset at the end of the omit period makes them.
+	base := t.start
+	if !omitting {
+		base = t.omitEnd
+	}
+	start := st.last.Sub(base).Seconds()
+	end := now.Sub(base).Seconds()
 	secs := now.Sub(st.last).Seconds()
 	var sum, rev StreamInterval
 	sum = StreamInterval{Socket: -1, Start: start, End: end, Seconds: secs, Omitted: omitting}
@@ -267,10 +273,13 @@ func (t *test) localResults(cpu cpuMark, congestionUsed string) *Results {
 
 // addStream adds the i-th data connection as a stream (ids 1, 3, 4, ...) and records it
 // in the report and the text output, as iperf3 prints "[ ID] local ... connected to ...".
-func (t *test) addStream(i int, sender bool, conn net.Conn, rep *Report, text textWriter) {
+func (t *test) addStream(i int, sender bool, conn net.Conn, rep *Report, text *textWriter) {
 	s := &stream{id: streamID(i), sender: sender, udp: t.p.UDP, conn: conn, t: t}
 	t.streams = append(t.streams, s)
 	lh, lp := addrParts(conn.LocalAddr())
+	if ip := net.ParseIP(lh); (ip == nil || ip.IsUnspecified()) && t.localHost != "" {
+		lh = t.localHost // a UDP stream of a server listening on every address
+	}
 	rh, rp := addrParts(conn.RemoteAddr())
 	rep.Start.Connected = append(rep.Start.Connected, Connected{Socket: s.id, LocalHost: lh, LocalPort: lp, RemoteHost: rh, RemotePort: rp})
 	fmt.Fprintf(text.w, "[%3d] local %s port %d connected to %s port %d\n", s.id, lh, lp, rh, rp)
@@ -366,7 +375,7 @@ func (t *test) buildEnd(remote *Results, cpuLocal *Results) End {
 				}
 			}
 		}
-		es := EndStream{Sender: snd, Receiver: rcv}
+		es := EndStream{Sender: snd, Receiver: rcv, local: s.sender, outOfOrder: s.outOfOrder}
 		if s.udp && rcv != nil {
 			u := *rcv
 			if snd != nil {

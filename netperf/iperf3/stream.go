@@ -76,6 +76,9 @@ type test struct {
 	limitOnce sync.Once
 	// congestion is the first TCP stream's congestion control, read while it is open.
 	congestion string
+	// localHost is the control connection's local address, for streams whose own is
+	// unspecified.
+	localHost string
 	// stopSend tells senders to stop (TEST_END).
 	stopSend chan struct{}
 	start    time.Time
