@@ -127,12 +127,12 @@ func (c *Client) Run(ctx context.Context) (*Report, error) {
 	}
 	rep.Start.TestStart = TestInfo{Protocol: protocol, NumStreams: p.Parallel, Blksize: p.Len, Omit: p.Omit, Duration: p.Time,
 		Bytes: p.Bytes, Blocks: p.Blocks, Reverse: b2i(p.Reverse), Bidir: b2i(p.Bidir), TOS: p.TOS, Bitrate: p.Bandwidth}
-	text := &textWriter{w: io.Discard, format: c.Format}
+	text := &textWriter{w: io.Discard, format: c.Format, verbose: c.Verbose}
 	text.setTest(&p, false)
 	if c.Text != nil {
 		text.w = c.Text
 	}
-	fmt.Fprintf(text.w, "Connecting to host %s, port %d\n", c.Host, port)
+	text.verboseHello(c.Version)
 
 	d := net.Dialer{Timeout: timeout}
 	if c.Bind != "" {
@@ -142,6 +142,22 @@ func (c *Client) Run(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return rep, fmt.Errorf("unable to connect to server %s: %w", addr, err)
 	}
+	// As iperf3, once connected: "Connecting to host" (a refused connection prints
+	// only the error).
+	_, _, ctrlMSS := socketBufs(ctrl)
+	if c.Verbose {
+		fmt.Fprintf(text.w, "Control connection MSS %d\n", ctrlMSS)
+	}
+	if p.UDP && c.Params.Len <= 0 && ctrlMSS > 0 {
+		// iperf3's dynamic UDP block: a datagram of the path's MSS, so none fragments.
+		p.Len = ctrlMSS
+		rep.Start.TestStart.Blksize = p.Len
+		if c.Verbose {
+			fmt.Fprintf(text.w, "Setting UDP block size to %d\n", p.Len)
+		}
+	}
+	text.verboseTime()
+	fmt.Fprintf(text.w, "Connecting to host %s, port %d\n", c.Host, port)
 	if p.Reverse && !p.Bidir {
 		fmt.Fprintf(text.w, "Reverse mode, remote host %s is sending\n", c.Host)
 	}
@@ -150,6 +166,7 @@ func (c *Client) Run(ctx context.Context) (*Report, error) {
 	defer stopWatch()
 	cookie := NewCookie()
 	rep.Start.Cookie = string(cookie[:CookieSize-1])
+	text.verboseTest(cookie, &p)
 	if _, err := ctrl.Write(cookie); err != nil {
 		return rep, fmt.Errorf("send cookie: %w", err)
 	}
@@ -188,6 +205,7 @@ func (c *Client) Run(ctx context.Context) (*Report, error) {
 			t.startFacts(rep, ctrl)
 		case TestStart:
 			cpu = markCPU()
+			text.verboseStarting(&p)
 		case TestRunning:
 			next, err := c.runTest(ctx, ctrl, t, rep, text)
 			if err != nil {

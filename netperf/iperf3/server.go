@@ -48,6 +48,8 @@ type Server struct {
 	Format byte
 	// BindDev binds the listening and data sockets to a device (--bind-dev).
 	BindDev string
+	// Verbose adds iperf3 -V's lines to Text.
+	Verbose bool
 	// BitrateLimit refuses a test whose total rate asked for, or measured over a
 	// second, is above it, bit/s (--server-bitrate-limit); 0: none.
 	BitrateLimit uint64
@@ -119,6 +121,9 @@ func (s *Server) Serve(ctx context.Context, ln *net.TCPListener) error {
 	defer wg.Wait()
 	var once sync.Once
 	var seq uint64
+	if s.Text != nil {
+		(&textWriter{w: s.Text, verbose: s.Verbose}).verboseHello(s.Version)
+	}
 	s.banner(ln.Addr())
 	for {
 		c, err := ln.Accept()
@@ -237,10 +242,11 @@ func sendServerError(c net.Conn, ierrno, errno int32) {
 func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln *net.TCPListener) (*Report, error) {
 	defer ctrl.Close()
 	idle := s.idle()
-	text := &textWriter{w: io.Discard, format: s.Format}
+	text := &textWriter{w: io.Discard, format: s.Format, verbose: s.Verbose}
 	if s.Text != nil {
 		text.w = s.Text
 	}
+	text.verboseTime()
 	// --get-server-output: the client gets all this test's text, as iperf3's server
 	// collects it.
 	var output bytes.Buffer
@@ -262,6 +268,7 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 		return rep, err
 	}
 	text.setTest(p, true)
+	text.verboseTest(st.cookie, p)
 	if p.GetServerOutput && s.JSON == nil {
 		text.w = io.MultiWriter(text.w, &output)
 	}
@@ -274,6 +281,7 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 	}
 	t.startFacts(rep, ctrl)
 	cpu := markCPU()
+	text.verboseStarting(p)
 	if err := writeState(ctrl, TestStart); err != nil {
 		return rep, err
 	}

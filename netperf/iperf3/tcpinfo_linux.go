@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -173,3 +174,13 @@ func (z *zeroWriter) Write(b []byte) (int, error) {
 
 // Close frees the memory file.
 func (z *zeroWriter) Close() error { return z.mem.Close() }
+
+// unameLine is uname -a's first fields, as iperf3 -V prints them.
+func unameLine() string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "Linux"
+	}
+	return strings.Join([]string{unix.ByteSliceToString(u.Sysname[:]), unix.ByteSliceToString(u.Nodename[:]),
+		unix.ByteSliceToString(u.Release[:]), unix.ByteSliceToString(u.Version[:]), unix.ByteSliceToString(u.Machine[:])}, " ")
+}

@@ -5,6 +5,7 @@ package iperf3
 import (
 	"errors"
 	"net"
+	"runtime"
 	"syscall"
 )
 
@@ -43,3 +44,5 @@ func zeroCopyWriter(conn net.Conn, block []byte) (*zeroWriter, error) {
 
 func (z *zeroWriter) Write(b []byte) (int, error) { return 0, errors.New("-Z needs Linux") }
 func (z *zeroWriter) Close() error                { return nil }
+
+func unameLine() string { return runtime.GOOS + " " + runtime.GOARCH }

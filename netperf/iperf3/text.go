@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // textWriter prints iperf3 3.12's human output line for line (iperf_locale.c's formats,
@@ -25,6 +26,7 @@ type textWriter struct {
 	// other side does.
 	localRetr, otherRetr bool
 	intervals            int
+	verbose              bool // -V
 }
 
 // setTest fills in what the layout depends on, once the test's parameters are known.
@@ -164,6 +166,9 @@ func pctG(v float64) string { return strings.TrimSpace(fmt.Sprintf("%.2g", v)) }
 // side can speak for (a server only its own side), then [SUM] lines with -P.
 func (t *textWriter) summary(r *Report) {
 	fmt.Fprint(t.w, separator)
+	if t.verbose {
+		fmt.Fprint(t.w, "Test Complete. Summary Results:\n")
+	}
 	t.summaryHeader()
 	for _, mode := range t.modes() {
 		// This side's senders' retransmits are its own; the other side's came in its
@@ -184,6 +189,7 @@ func (t *textWriter) summary(r *Report) {
 			}
 			t.summarySum(snd, rcv, mode, retr)
 		}
+		t.verboseMode(mode, r.End)
 	}
 }
 
@@ -217,8 +223,14 @@ func (t *textWriter) summaryStream(es EndStream, mode, retr bool) {
 			fmt.Fprintf(t.w, "%s                  sender\n", head)
 		}
 	}
+	if t.verbose && es.Sender != nil && t.server && !es.local {
+		fmt.Fprintf(t.w, "[%3d] (sender statistics not available)\n", es.Sender.Socket)
+	}
 	if es.outOfOrder > 0 && es.Sender != nil && !(t.server && !es.local) {
 		fmt.Fprintf(t.w, "[SUM]%s %4.1f-%4.1f sec  %d datagrams received out-of-order\n", role, es.Sender.Start, es.Sender.End, es.outOfOrder)
+	}
+	if t.verbose && es.Receiver != nil && t.server && es.local {
+		fmt.Fprintf(t.w, "[%3d] (receiver statistics not available)\n", es.Receiver.Socket)
 	}
 	if s := es.Receiver; s != nil && !(t.server && es.local) {
 		head := fmt.Sprintf("[%3d]%s %6.2f-%-6.2f sec  %s  %s", s.Socket, role, s.Start, s.End, unitBytes(float64(s.Bytes)), t.unitBits(s.BitsPerSecond))
@@ -236,6 +248,9 @@ func (t *textWriter) summarySum(snd, rcv StreamInterval, mode, retr bool) {
 	line := func(s StreamInterval) string {
 		return fmt.Sprintf("[SUM]%s %6.2f-%-6.2f sec  %s  %s", role, s.Start, s.End, unitBytes(float64(s.Bytes)), t.unitBits(s.BitsPerSecond))
 	}
+	if t.verbose && t.server && !mode {
+		fmt.Fprint(t.w, "[SUM] (sender statistics not available)\n")
+	}
 	if !(t.server && !mode) {
 		switch {
 		case t.udp:
@@ -245,6 +260,9 @@ func (t *textWriter) summarySum(snd, rcv StreamInterval, mode, retr bool) {
 		default:
 			fmt.Fprintf(t.w, "%s                  sender\n", line(snd))
 		}
+	}
+	if t.verbose && t.server && mode {
+		fmt.Fprint(t.w, "[SUM] (receiver statistics not available)\n")
 	}
 	if !(t.server && mode) {
 		if t.udp {
@@ -261,4 +279,92 @@ func derefU(p *uint64) uint64 {
 		return 0
 	}
 	return *p
+}
+
+// Verbose output (-V): the lines iperf3 adds, where it adds them.
+
+// verboseHello is -V's first lines: the version and the system (uname).
+func (t *textWriter) verboseHello(version string) {
+	if !t.verbose {
+		return
+	}
+	fmt.Fprintf(t.w, "iperf 3.12 (linerate %s)\n%s\n", version, unameLine())
+}
+
+// verboseConnected is what -V prints once the control connection is up: the time, and
+// (after the "Connecting"/"Accepted" line the caller prints between) the cookie, the
+// MSS and the rate.
+func (t *textWriter) verboseTime() {
+	if t.verbose {
+		fmt.Fprintf(t.w, "Time: %s\n", time.Now().UTC().Format("Mon, 02 Jan 2006 15:04:05 GMT"))
+	}
+}
+
+func (t *textWriter) verboseTest(cookie []byte, p *Params) {
+	if !t.verbose {
+		return
+	}
+	fmt.Fprintf(t.w, "      Cookie: %s\n", cookie[:CookieSize-1])
+	if !p.UDP {
+		fmt.Fprintf(t.w, "      TCP MSS: %d (default)\n", p.MSS)
+	}
+	if p.Bandwidth > 0 {
+		fmt.Fprintf(t.w, "      Target Bitrate: %d\n", p.Bandwidth)
+	}
+}
+
+// verboseStarting is -V's line at TEST_START.
+func (t *textWriter) verboseStarting(p *Params) {
+	if !t.verbose {
+		return
+	}
+	proto := "TCP"
+	if p.UDP {
+		proto = "UDP"
+	}
+	head := fmt.Sprintf("Starting Test: protocol: %s, %d streams, %d byte blocks, omitting %d seconds, ", proto, p.Parallel, p.Len, p.Omit)
+	switch {
+	case p.Bytes > 0:
+		fmt.Fprintf(t.w, "%s%d bytes to send, tos %d\n", head, p.Bytes, p.TOS)
+	case p.Blocks > 0:
+		fmt.Fprintf(t.w, "%s%d blocks to send, tos %d\n", head, p.Blocks, p.TOS)
+	default:
+		fmt.Fprintf(t.w, "%s%d second test, tos %d\n", head, p.Time, p.TOS)
+	}
+}
+
+// verboseMode is -V's lines after each direction's summary: CPU use where this side
+// sent, and the congestion control of each end it knows (a server only its own).
+func (t *textWriter) verboseMode(mode bool, e End) {
+	if !t.verbose {
+		return
+	}
+	cpu := func(local, remote string) {
+		fmt.Fprintf(t.w, "CPU Utilization: local/%s %.1f%% (%.1f%%u/%.1f%%s), remote/%s %.1f%% (%.1f%%u/%.1f%%s)\n",
+			local, e.CPU.HostTotal, e.CPU.HostUser, e.CPU.HostSystem, remote, e.CPU.RemoteTotal, e.CPU.RemoteUser, e.CPU.RemoteSystem)
+	}
+	if mode {
+		cpu("sender", "receiver")
+		if t.bidir {
+			cpu("receiver", "sender")
+		}
+	}
+	if t.udp {
+		return
+	}
+	snd, rcv := e.SenderCongestion, e.ReceiverCongestion
+	if t.server {
+		// The server knows its own, not the client's.
+		if mode {
+			rcv = ""
+		} else {
+			snd = ""
+		}
+	}
+	if snd != "" {
+		fmt.Fprintf(t.w, "snd_tcp_congestion %s\n", snd)
+	}
+	if rcv != "" {
+		fmt.Fprintf(t.w, "rcv_tcp_congestion %s\n", rcv)
+	}
 }

@@ -119,7 +119,7 @@ func (o *options) runServer(ctx context.Context, out, stderr io.Writer, version 
 	}
 	srv := &iperf3.Server{Addr: bind, Port: o.port, OneOff: o.oneOff, Version: version,
 		IdleTimeout: time.Duration(o.idle * float64(time.Second)), CopyReceived: o.copyRecv,
-		Family: o.family(), Format: o.formatByte(), BindDev: dev, BitrateLimit: limit}
+		Family: o.family(), Format: o.formatByte(), BindDev: dev, BitrateLimit: limit, Verbose: o.verbose}
 	if o.verbose {
 		// Go's log lines are for -V/--debug only: iperf3's layout stays as stock's.
 		srv.Log = log.New(stderr, "linerate iperf3: ", log.LstdFlags)
