@@ -288,6 +288,9 @@ func (p *Params) paramsJSON() map[string]any {
 	if p.Burst > 0 {
 		m["burst"] = p.Burst
 	}
+	if p.Local.ZeroCopy {
+		m["zerocopy"] = 1
+	}
 	if p.DontFragment {
 		m["dont_fragment"] = 1
 	}
@@ -351,6 +354,9 @@ func parseParams(m map[string]any) (*Params, error) {
 		p.FQRate = uint64(v)
 	}
 	p.DontFragment = flag(m, "dont_fragment")
+	// -Z asks both ends to send with sendfile (3.12 sends it); newer clients' gso, gro,
+	// skip_rx_copy and mptcp change nothing on the wire and are left to them.
+	p.Local.ZeroCopy = flag(m, "zerocopy")
 	if v, _ := num(m, "burst"); v > 0 && v <= 100000 {
 		p.Burst = int(v)
 	}

@@ -336,3 +336,40 @@ func lastEnd(r *Report) float64 {
 	}
 	return r.Intervals[len(r.Intervals)-1].Sum.End
 }
+
+// TestParamsOfEveryVersion: the parameters iperf3 3.9 to 3.18 (and its development
+// branch, with gso, gro, skip_rx_copy and mptcp) send are taken; what linerate applies
+// is read, the rest left alone; an SCTP test is refused with IERECVPARAMS's message.
+func TestParamsOfEveryVersion(t *testing.T) {
+	docs := map[string]string{
+		"3.9":  `{"tcp":true,"omit":0,"time":10,"parallel":1,"len":131072,"pacing_timer":1000,"client_version":"3.9"}`,
+		"3.12": `{"tcp":true,"omit":0,"time":2,"num":0,"blockcount":0,"parallel":2,"reverse":true,"len":131072,"bandwidth":50000000,"pacing_timer":1000,"zerocopy":1,"fqrate":100000000,"server_affinity":0,"extra_data":"x","client_version":"3.12"}`,
+		"3.18": `{"udp":true,"omit":0,"time":2,"num":0,"blockcount":0,"parallel":1,"len":1448,"bandwidth":1048576,"burst":10,"pacing_timer":1000,"dont_fragment":1,"udp_counters_64bit":1,"repeating_payload":1,"congestion_used":"cubic","client_version":"3.18"}`,
+		"dev":  `{"udp":true,"omit":0,"time":2,"parallel":1,"len":1448,"bandwidth":1048576,"pacing_timer":1000,"gso":1,"gso_dg_size":1448,"gso_bf_size":65507,"gro":1,"gro_bf_size":65507,"skip_rx_copy":1,"mptcp":1,"client_version":"3.19+"}`,
+	}
+	for v, doc := range docs {
+		m, err := decodeObject([]byte(doc))
+		if err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		p, err := parseParams(m)
+		if err != nil {
+			t.Errorf("iperf3 %s's parameters refused: %v", v, err)
+			continue
+		}
+		switch v {
+		case "3.12":
+			if !p.Local.ZeroCopy || p.FQRate != 100e6 || !p.HasServerAffinity || p.ServerAffinity != 0 || p.ExtraData != "x" || p.Parallel != 2 || !p.Reverse {
+				t.Errorf("3.12: %+v", p)
+			}
+		case "3.18":
+			if p.Burst != 10 || !p.DontFragment || !p.UDPCounters64Bit || !p.RepeatingPayload || p.Len != 1448 {
+				t.Errorf("3.18: %+v", p)
+			}
+		}
+	}
+	m, _ := decodeObject([]byte(`{"sctp":true,"time":1,"parallel":1}`))
+	if _, err := parseParams(m); err == nil {
+		t.Error("an SCTP test accepted")
+	}
+}
