@@ -3,8 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -267,5 +275,122 @@ func TestIperf3TextAsStock(t *testing.T) {
 			}
 			sameLayout(t, "server", stockSrv, out.String())
 		})
+	}
+}
+
+// TestIperf3AuthenticationWithStock: iperf3's RSA authentication both ways: linerate's
+// client to a stock server that requires it, and a stock client to linerate's server;
+// a wrong password is refused with iperf3's IEAUTHTEST in both.
+func TestIperf3AuthenticationWithStock(t *testing.T) {
+	cli, srv := iperfPair(t)
+	dir := t.TempDir()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p8, _ := x509.MarshalPKCS8PrivateKey(key)
+	pub, _ := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	priv, pubFile, users := filepath.Join(dir, "private.pem"), filepath.Join(dir, "public.pem"), filepath.Join(dir, "users.csv")
+	os.WriteFile(priv, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: p8}), 0o600)
+	os.WriteFile(pubFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o644)
+	sum := sha256.Sum256([]byte("{alice}s3cret"))
+	os.WriteFile(users, []byte("# name,sha256\nalice,"+hex.EncodeToString(sum[:])+"\n"), 0o600)
+	authArgs := []string{"-t", "1", "-b", "10M", "--username", "alice", "--rsa-public-key-path", pubFile}
+
+	for _, c := range []struct {
+		password string
+		ok       bool
+	}{{"s3cret", true}, {"wrong", false}} {
+		t.Setenv("IPERF3_PASSWORD", c.password)
+		wait := stockServer(t, srv, "--rsa-private-key-path", priv, "--authorized-users-path", users)
+		var out, errOut string
+		var code int
+		cli.Do(t, func() error {
+			out, errOut, code = runCLI(t, append([]string{"iperf3", "-c", "198.18.2.2"}, authArgs...)...)
+			return nil
+		})
+		if c.ok && (code != 0 || !strings.Contains(out, "receiver")) || !c.ok && (code != 1 || !strings.Contains(errOut, "test authorization failed")) {
+			t.Errorf("linerate client, password %q, to a stock server: exit %d\n%s%s", c.password, code, out, errOut)
+		}
+		if !c.ok {
+			// The stock server refused and waits for the next client: one that knows.
+			t.Setenv("IPERF3_PASSWORD", "s3cret")
+			cli.Do(t, func() error { runCLI(t, append([]string{"iperf3", "-c", "198.18.2.2"}, authArgs...)...); return nil })
+		}
+		wait()
+
+		cmd, sout, serr := linerateIn(t, srv, "iperf3", "-s", "-1", "--rsa-private-key-path", priv, "--authorized-users-path", users)
+		waitListen(srv, "5201")
+		stock, err := cli.Try("env", append([]string{"IPERF3_PASSWORD=" + c.password, "iperf3", "-c", "198.18.2.2"}, authArgs...)...)
+		if c.ok && (err != nil || !strings.Contains(stock, "receiver")) || !c.ok && (err == nil || !strings.Contains(err.Error(), "test authorization failed")) {
+			t.Errorf("stock client, password %q, to linerate's server: %v\n%s", c.password, err, stock)
+		}
+		if !c.ok {
+			cli.Try("env", append([]string{"IPERF3_PASSWORD=s3cret", "iperf3", "-c", "198.18.2.2"}, authArgs...)...)
+		}
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("linerate server did not end:\n%s%s", sout, serr)
+		}
+	}
+}
+
+// TestIperf3FileAsStock: -F sends a file (its size is the test's length) with stock's
+// layout and -J keys (end.streams[].diskfile), and with -R writes what arrives into it.
+func TestIperf3FileAsStock(t *testing.T) {
+	cli, srv := iperfPair(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "send.bin")
+	data := make([]byte, 3<<20)
+	rand.Read(data)
+	os.WriteFile(file, data, 0o644)
+	for _, j := range []bool{false, true} {
+		args := []string{"-c", "198.18.2.2", "-F", file}
+		if j {
+			args = append(args, "-J")
+		}
+		wait := stockServer(t, srv)
+		stock, _ := cli.Try("iperf3", args...)
+		wait()
+		wait = stockServer(t, srv)
+		var ours string
+		cli.Do(t, func() error { ours, _, _ = runCLI(t, append([]string{"iperf3"}, args...)...); return nil })
+		wait()
+		if j {
+			if miss := missingKeys(jsonKeys(t, "stock -F -J", stock), jsonKeys(t, "linerate -F -J", ours)); len(miss) > 0 {
+				t.Errorf("-F -J lacks:\n  %s", strings.Join(miss, "\n  "))
+			}
+			continue
+		}
+		sameLayout(t, "-F", stock, ours)
+		if !strings.Contains(ours, "Sent 3.00 MByte / 3.00 MByte (100%) of "+file) {
+			t.Errorf("-F: no diskfile line:\n%s", ours)
+		}
+	}
+	out := filepath.Join(dir, "received.bin")
+	wait := stockServer(t, srv)
+	var o string
+	var code int
+	cli.Do(t, func() error {
+		o, _, code = runCLI(t, "iperf3", "-c", "198.18.2.2", "-R", "-F", out, "-t", "1", "-b", "10M", "-J")
+		return nil
+	})
+	wait()
+	var rep struct {
+		End struct {
+			Streams []struct {
+				Diskfile struct{ Received, Size int64 }
+			}
+		}
+	}
+	json.Unmarshal([]byte(o), &rep)
+	st, err := os.Stat(out)
+	if code != 0 || err != nil || len(rep.End.Streams) != 1 || st.Size() == 0 || rep.End.Streams[0].Diskfile.Size != st.Size() {
+		t.Errorf("-R -F: exit %d, file %v %v, report %+v", code, st, err, rep)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"runtime/debug"
 )
 
 // version is stamped at build time: -ldflags "-X main.version=$(git describe)".
@@ -26,11 +25,9 @@ func versionCommand() command {
 			if len(pos) > 0 {
 				return usageError("version takes no arguments")
 			}
-			goVer := runtime.Version()
-			if bi, ok := debug.ReadBuildInfo(); ok {
-				goVer = bi.GoVersion
-			}
-			fmt.Fprintf(stdout, "linerate %s %s/%s %s\n", version, runtime.GOOS, runtime.GOARCH, goVer)
+			// runtime.Version is the toolchain's, as the build info says it, without the
+			// build-info parser (5 KB of a board's binary).
+			fmt.Fprintf(stdout, "linerate %s %s/%s %s\n", version, runtime.GOOS, runtime.GOARCH, runtime.Version())
 			return nil
 		},
 	}

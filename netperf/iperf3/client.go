@@ -57,6 +57,7 @@ func (e *ServerError) Error() string {
 	}
 	msg := map[int32]string{ieNumStreams: "number of parallel streams too large", ieBlockSize: "block size too large",
 		ieTotalRate: "total required bandwidth is larger than server limit", ieAffinity: "unable to set CPU affinity",
+		ieAuthTest:     "test authorization failed",
 		ieUDPBlockSize: "UDP block size invalid", ieMaxDuration: "test duration too long", ieRecvParams: "the server could not read the parameters"}[e.IErrno]
 	if msg == "" {
 		msg = "error " + strconv.Itoa(int(e.IErrno))

@@ -50,6 +50,7 @@ const (
 	ieRecvParams     = 114
 	ieServerTerminal = 120
 	ieAffinity       = 132
+	ieAuthTest       = 142
 )
 
 // DefaultPort is iperf3's port.
@@ -221,6 +222,8 @@ type Params struct {
 	HasServerAffinity bool
 	// ExtraData is --extra-data: a string both ends put in their JSON.
 	ExtraData string
+	// AuthToken is the client's credentials for a server that asks for them (AuthToken).
+	AuthToken string
 	// Local is this end's own socket options, never sent.
 	Local LocalOpts
 }
@@ -230,6 +233,9 @@ type LocalOpts struct {
 	BindDev    string        // SO_BINDTODEVICE (-B host%dev, --bind-dev)
 	SndTimeout time.Duration // TCP_USER_TIMEOUT (--snd-timeout)
 	ZeroCopy   bool          // -Z: TCP data sent with sendfile(2) from a memory file
+	// File is -F: TCP streams this side sends send the file's bytes; streams it
+	// receives write what they get into it.
+	File string
 }
 
 // paramsJSON is the object iperf3's send_parameters writes.
@@ -300,6 +306,9 @@ func (p *Params) paramsJSON() map[string]any {
 	if p.ExtraData != "" {
 		m["extra_data"] = p.ExtraData
 	}
+	if p.AuthToken != "" {
+		m["authtoken"] = p.AuthToken
+	}
 	return m
 }
 
@@ -364,6 +373,7 @@ func parseParams(m map[string]any) (*Params, error) {
 		p.ServerAffinity, p.HasServerAffinity = int(v), true
 	}
 	p.ExtraData = str(m, "extra_data")
+	p.AuthToken = str(m, "authtoken")
 	if !p.UDP && !flag(m, "tcp") {
 		return nil, &paramError{ieRecvParams, "parameters name neither tcp nor udp"}
 	}

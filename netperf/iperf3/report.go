@@ -48,9 +48,21 @@ type EndStream struct {
 	Sender   *StreamInterval `json:"sender,omitempty"`
 	Receiver *StreamInterval `json:"receiver,omitempty"`
 	UDP      *StreamInterval `json:"udp,omitempty"`
+	// Diskfile is -F's account: bytes sent and received against the file's size.
+	Diskfile *Diskfile `json:"diskfile,omitempty"`
 	// local: the stream sends on this side; outOfOrder its UDP datagrams that came late.
 	local      bool
 	outOfOrder int64
+}
+
+// Diskfile is a stream's -F figures, as iperf3 -J reports them.
+type Diskfile struct {
+	Sent            uint64 `json:"sent"`
+	Received        uint64 `json:"received"`
+	Size            int64  `json:"size"`
+	PercentSent     int    `json:"percent_sent"`
+	PercentReceived int    `json:"percent_received"`
+	Filename        string `json:"filename"`
 }
 
 // CPU is the CPU use of both ends.

@@ -50,6 +50,8 @@ type Server struct {
 	BindDev string
 	// Verbose adds iperf3 -V's lines to Text.
 	Verbose bool
+	// Auth, when set, admits only clients whose token it accepts (IEAUTHTEST).
+	Auth *Authenticator
 	// BitrateLimit refuses a test whose total rate asked for, or measured over a
 	// second, is above it, bit/s (--server-bitrate-limit); 0: none.
 	BitrateLimit uint64
@@ -366,6 +368,17 @@ func exchangeParams(ctrl net.Conn, idle time.Duration, rep *Report) (*Params, er
 // (iperf3 refuses a test whose streams together ask for more, IETOTALRATE), the CPU the
 // client asks it to run on (-A n,m), and its own bind device.
 func (s *Server) admit(ctrl net.Conn, p *Params) error {
+	if s.Auth != nil {
+		user, err := s.Auth.Check(p.AuthToken, time.Now())
+		if p.AuthToken == "" {
+			err = errors.New("no credentials")
+		}
+		if err != nil {
+			sendServerError(ctrl, ieAuthTest, 0)
+			return fmt.Errorf("test authorization failed: %w", err)
+		}
+		s.logf("authenticated user %s", user)
+	}
 	if s.BitrateLimit > 0 {
 		total := p.Bandwidth * uint64(p.Parallel)
 		if p.Bidir {

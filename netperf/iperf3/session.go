@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"time"
 )
 
@@ -42,8 +43,10 @@ func (t *test) runStreams(ctx context.Context, interval time.Duration, done <-ch
 			// The last interval, cut short by the end of the test: reported as iperf3
 			// does (iperf_print_intermediate) unless it is under a tenth of an interval,
 			// the remnant of a tick that came just before the end. Without this, an end
-			// that beat the last tick by a hair lost that whole interval.
-			if now := time.Now(); onInterval != nil && interval > 0 && now.Sub(st.last) >= interval/10 {
+			// that beat the last tick by a hair lost that whole interval. A test shorter
+			// than one interval (-F of a small file) reports it if any byte moved.
+			now := time.Now()
+			if onInterval != nil && interval > 0 && (now.Sub(st.last) >= interval/10 || st.last.Equal(t.start) && t.movedSince(st)) {
 				onInterval(t.interval(st, now, omitEnd != nil && t.p.Omit > 0))
 			}
 			return
@@ -69,6 +72,16 @@ func (t *test) runStreams(ctx context.Context, interval time.Duration, done <-ch
 			}
 		}
 	}
+}
+
+// movedSince reports whether any stream moved a byte since the last interval.
+func (t *test) movedSince(st *intervalState) bool {
+	for _, s := range t.streams {
+		if s.bytes.Load() != st.bytes[s.id] {
+			return true
+		}
+	}
+	return false
 }
 
 // interval computes one reporting interval for every stream.
@@ -375,7 +388,7 @@ func (t *test) buildEnd(remote *Results, cpuLocal *Results) End {
 				}
 			}
 		}
-		es := EndStream{Sender: snd, Receiver: rcv, local: s.sender, outOfOrder: s.outOfOrder}
+		es := EndStream{Sender: snd, Receiver: rcv, local: s.sender, outOfOrder: s.outOfOrder, Diskfile: t.diskfile(snd, rcv)}
 		if s.udp && rcv != nil {
 			u := *rcv
 			if snd != nil {
@@ -437,6 +450,30 @@ func (t *test) buildEnd(remote *Results, cpuLocal *Results) End {
 		e.Sum = &sum
 	}
 	return e
+}
+
+// diskfile is -F's account of a stream: what went against the file's size (iperf3
+// counts a zero-sized file as all sent).
+func (t *test) diskfile(snd, rcv *StreamInterval) *Diskfile {
+	name := t.p.Local.File
+	if name == "" {
+		return nil
+	}
+	d := &Diskfile{Filename: name, PercentSent: 100, PercentReceived: 100}
+	if snd != nil {
+		d.Sent = snd.Bytes
+	}
+	if rcv != nil {
+		d.Received = rcv.Bytes
+	}
+	if st, err := os.Stat(name); err == nil {
+		d.Size = st.Size()
+	}
+	if d.Size > 0 {
+		d.PercentSent = int(float64(d.Sent) / float64(d.Size) * 100)
+		d.PercentReceived = int(float64(d.Received) / float64(d.Size) * 100)
+	}
+	return d
 }
 
 // lostPct is lost as a percentage of packets, 0 with none.

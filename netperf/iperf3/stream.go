@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -43,6 +45,7 @@ type stream struct {
 	// TCP sender: the windows' and RTT's extremes over the interval samples, for the
 	// summary's max_snd_cwnd, max_snd_wnd, max_rtt, min_rtt and mean_rtt (iperf3's
 	// stream_max_rtt and the others). Only the reporting goroutine touches them.
+	fileErr            error // -F: the file could not be opened
 	maxCwnd, maxSndWnd uint64
 	maxRTT, minRTT     uint32
 	sumRTT             uint64
@@ -192,6 +195,10 @@ func (s *stream) account(n int) {
 func (s *stream) sendTCP(ctx context.Context) {
 	buf := payload(s.t.p.Len, s.t.p.RepeatingPayload)
 	write := s.conn.Write
+	if name := s.t.p.Local.File; name != "" {
+		s.sendFile(ctx, name, buf)
+		return
+	}
 	if s.t.p.Local.ZeroCopy {
 		if zw, err := zeroCopyWriter(s.conn, buf); err == nil {
 			defer zw.Close()
@@ -217,7 +224,64 @@ func (s *stream) sendTCP(ctx context.Context) {
 	}
 }
 
+// sendFile sends the file's bytes, a block at a time, until its end, the test's end or
+// its byte limit (iperf3's diskfile_send: the last block is what is left).
+func (s *stream) sendFile(ctx context.Context, name string, buf []byte) {
+	f, err := os.Open(name)
+	if err != nil {
+		s.fileErr = err
+		return
+	}
+	defer f.Close()
+	var sent uint64
+	for !s.stopped() && ctx.Err() == nil {
+		n, err := io.ReadFull(f, buf)
+		if n == 0 {
+			// The whole file has gone: the test is done, as iperf3's ends at EOF.
+			s.t.limitOnce.Do(func() { close(s.t.limitHit) })
+			return
+		}
+		if !s.underLimit(n) || !pace(ctx, s.start, sent, s.t.p.Bandwidth, s.t.stopSend) {
+			return
+		}
+		w, werr := s.conn.Write(buf[:n])
+		sent += uint64(w)
+		s.account(w)
+		if werr != nil || err != nil {
+			return
+		}
+	}
+}
+
+// recvFile writes what the stream receives into the file (-F on the receiving side).
+func (s *stream) recvFile(name string) {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		s.fileErr = err
+		io.Copy(io.Discard, s.conn)
+		return
+	}
+	defer f.Close()
+	buf := make([]byte, max(s.t.p.Len, 1<<16))
+	for {
+		n, err := s.conn.Read(buf)
+		if n > 0 {
+			f.Write(buf[:n])
+			if s.t.running.Load() {
+				s.bytes.Add(uint64(n))
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
 func (s *stream) recvTCP() {
+	if name := s.t.p.Local.File; name != "" {
+		s.recvFile(name)
+		return
+	}
 	if !s.t.copyReceived && discardTCP(s.conn, func(n int) {
 		if s.t.running.Load() {
 			s.bytes.Add(uint64(n))

@@ -229,6 +229,15 @@ func (t *textWriter) summaryStream(es EndStream, mode, retr bool) {
 	if es.outOfOrder > 0 && es.Sender != nil && !(t.server && !es.local) {
 		fmt.Fprintf(t.w, "[SUM]%s %4.1f-%4.1f sec  %d datagrams received out-of-order\n", role, es.Sender.Start, es.Sender.End, es.outOfOrder)
 	}
+	if d := es.Diskfile; d != nil {
+		n := d.Received
+		pct := d.PercentReceived
+		if mode {
+			n, pct = d.Sent, d.PercentSent
+		}
+		// iperf3's unit here has no plural: "2.86 MByte".
+		fmt.Fprintf(t.w, "        Sent %s / %s (%d%%) of %s\n", strings.TrimSuffix(unitBytes(float64(n)), "s"), strings.TrimSuffix(unitBytes(float64(d.Size)), "s"), pct, d.Filename)
+	}
 	if t.verbose && es.Receiver != nil && t.server && es.local {
 		fmt.Fprintf(t.w, "[%3d] (receiver statistics not available)\n", es.Receiver.Socket)
 	}

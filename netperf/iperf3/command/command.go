@@ -117,7 +117,15 @@ func (o *options) runServer(ctx context.Context, out, stderr io.Writer, version 
 	if o.bindDev != "" {
 		dev = o.bindDev
 	}
-	srv := &iperf3.Server{Addr: bind, Port: o.port, OneOff: o.oneOff, Version: version,
+	var auth *iperf3.Authenticator
+	if o.rsaPriv != "" {
+		key, err := iperf3.ReadPrivateKey(o.rsaPriv)
+		if err != nil {
+			return cli.Usagef("--rsa-private-key-path: %v", err)
+		}
+		auth = &iperf3.Authenticator{Key: key, Users: o.users, Skew: time.Duration(o.skew) * time.Second}
+	}
+	srv := &iperf3.Server{Auth: auth, Addr: bind, Port: o.port, OneOff: o.oneOff, Version: version,
 		IdleTimeout: time.Duration(o.idle * float64(time.Second)), CopyReceived: o.copyRecv,
 		Family: o.family(), Format: o.formatByte(), BindDev: dev, BitrateLimit: limit, Verbose: o.verbose}
 	if o.verbose {
@@ -214,6 +222,14 @@ func (o *options) clientConfig(version string) (*iperf3.Client, error) {
 	if p.TOS, err = tosValue(o.tos, o.dscp); err != nil {
 		return nil, err
 	}
+	if err := o.fileParams(&p); err != nil {
+		return nil, err
+	}
+	if o.username != "" {
+		if p.AuthToken, err = authToken(o.username, o.rsaPub); err != nil {
+			return nil, err
+		}
+	}
 	return &iperf3.Client{Host: host, Port: o.port, Bind: bind, Version: version, Family: o.family(), CPort: o.cport,
 		Format: o.formatByte(), Verbose: o.verbose, RcvTimeout: time.Duration(o.rcvTimeout) * time.Millisecond,
 		Interval:       time.Duration(o.interval * float64(time.Second)),
@@ -271,3 +287,47 @@ func (l *linePrefix) Write(b []byte) (int, error) {
 }
 
 var errNoDaemon = errors.New("-D: the server could not start in the background")
+
+// fileParams applies -F: a TCP test's sending streams send the file (its size is the
+// test's length unless -t, -n or -k says otherwise, as iperf3 has it); its receiving
+// streams write it.
+func (o *options) fileParams(p *iperf3.Params) error {
+	if o.file == "" {
+		return nil
+	}
+	if o.udp {
+		return cli.Usagef("-F %s: linerate sends and receives files over TCP only", o.file)
+	}
+	p.Local.File = o.file
+	if o.reverse && !o.bidir {
+		return nil // received into the file
+	}
+	st, err := os.Stat(o.file)
+	if err != nil {
+		return cli.Usagef("-F %s: %v", o.file, err)
+	}
+	if !st.Mode().IsRegular() {
+		return cli.Usagef("-F %s: not a regular file", o.file)
+	}
+	if !o.timeSeen && p.Bytes == 0 && p.Blocks == 0 {
+		p.Bytes = uint64(st.Size())
+		p.Time = 0
+	}
+	return nil
+}
+
+// authToken is the client's credentials (iperf3's --username): the password from
+// IPERF3_PASSWORD, or asked for on the terminal without echo, as iperf3 does.
+func authToken(user, pubFile string) (string, error) {
+	pub, err := iperf3.ReadPublicKey(pubFile)
+	if err != nil {
+		return "", cli.Usagef("--rsa-public-key-path: %v", err)
+	}
+	password, ok := os.LookupEnv("IPERF3_PASSWORD")
+	if !ok {
+		if password, err = askPassword(); err != nil {
+			return "", cli.Usagef("--username %s: no IPERF3_PASSWORD and no terminal to ask on: %v", user, err)
+		}
+	}
+	return iperf3.AuthToken(user, password, pub, time.Now())
+}

@@ -34,6 +34,7 @@ func TestParseAsGetopt(t *testing.T) {
 			return o.tos == "0x20" && o.cport == 40000 && o.affinity == "0,1" && o.congestion == "cubic" && o.title == "lab" && o.extraData == "x"
 		}},
 		{"-c h -- ", func(o *options) bool { return o.host == "h" }},
+		{"-c h -F /etc/hostname -t 3", func(o *options) bool { return o.file == "/etc/hostname" && o.timeSeen }},
 	}
 	for _, c := range cases {
 		o, err := parse(strings.Fields(c.args))
@@ -50,8 +51,8 @@ func TestParseAsGetopt(t *testing.T) {
 		{"-c h -t", "option '-t' requires an argument"},
 		{"-c h extra", `unexpected argument "extra"`},
 		{"-c h --sctp", "--sctp: not supported: linerate's iperf3 speaks TCP and UDP only"},
-		{"-c h -F /etc/passwd", "-F/--file: not supported"},
-		{"-c h --username u", "--username: not supported: linerate's iperf3 has no authentication"},
+		{"-c h -L 5", "-L/--flowlabel: not supported"},
+		{"-c h --username u", "--username and --rsa-public-key-path go together"},
 		{"-c h -4 -6", "-4 and -6: give one"},
 		{"-s -c h", "give -s (server) or -c HOST (client)"},
 		{"-c h -fx", `-f "x": want one of k m g t K M G T`},

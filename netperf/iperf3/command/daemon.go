@@ -3,7 +3,6 @@ package command
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"syscall"
 )
 
@@ -13,6 +12,7 @@ const daemonEnv = "LINERATE_IPERF3_DAEMON"
 // daemonize starts this same command line again in the background, in a session of its
 // own with no terminal, and returns: iperf3 -D's behaviour. --logfile (or -J and a
 // pidfile) is how its output is kept; without it, it goes nowhere, as with iperf3.
+// (os.StartProcess, not os/exec: 100 KB less in a board's binary for one call.)
 func daemonize(args []string) error {
 	exe, err := os.Executable()
 	if err != nil {
@@ -23,12 +23,13 @@ func daemonize(args []string) error {
 		return fmt.Errorf("%w: %v", errNoDaemon, err)
 	}
 	defer null.Close()
-	cmd := exec.Command(exe, append([]string{"iperf3"}, args...)...)
-	cmd.Env = append(os.Environ(), daemonEnv+"=1")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = null, null, null
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	p, err := os.StartProcess(exe, append([]string{exe, "iperf3"}, args...), &os.ProcAttr{
+		Env:   append(os.Environ(), daemonEnv+"=1"),
+		Files: []*os.File{null, null, null},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
 		return fmt.Errorf("%w: %v", errNoDaemon, err)
 	}
-	return cmd.Process.Release()
+	return p.Release()
 }

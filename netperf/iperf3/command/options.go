@@ -40,6 +40,10 @@ type options struct {
 	zeroCopy                             bool
 	serverOutput, c64, repeating, dontFr bool
 	copyRecv                             bool
+	file                                 string
+	timeSeen                             bool
+	username, rsaPub, rsaPriv, users     string
+	skew                                 int
 	refused                              []refusedOpt
 }
 
@@ -52,16 +56,10 @@ type refusedOpt struct {
 }
 
 var refusals = []refusedOpt{
-	{"file", 'F', "linerate's iperf3 sends generated data and discards what it receives", true},
-	{"flowlabel", 'L', "IPv6 flow labels are not set by linerate's iperf3", true},
+	{"flowlabel", 'L', "Go's connect cannot carry an IPv6 flow label (sin6_flowinfo)", true},
 	{"sctp", 0, "linerate's iperf3 speaks TCP and UDP only (no SCTP sockets in Go)", false},
 	{"xbind", 'X', "linerate's iperf3 speaks TCP and UDP only (no SCTP)", true},
 	{"nstreams", 0, "linerate's iperf3 speaks TCP and UDP only (no SCTP)", true},
-	{"username", 0, "linerate's iperf3 has no authentication", true},
-	{"rsa-public-key-path", 0, "linerate's iperf3 has no authentication", true},
-	{"rsa-private-key-path", 0, "linerate's iperf3 has no authentication", true},
-	{"authorized-users-path", 0, "linerate's iperf3 has no authentication", true},
-	{"time-skew-threshold", 0, "linerate's iperf3 has no authentication", true},
 }
 
 // refusedValue records that a refused option was given.
@@ -80,68 +78,39 @@ func (r refusedValue) String() string { return "" }
 // attached values (-t1, -b10M), --opt=value and --opt value, optional values only
 // attached (--timestamps=%T, -d2).
 func parse(args []string) (*options, error) {
-	o := &options{port: iperf3.DefaultPort, interval: 1, timeSecs: 10, idle: 30, parallel: 1, rcvTimeout: 120000}
+	o := &options{port: iperf3.DefaultPort, interval: 1, timeSecs: 10, idle: 30, parallel: 1, rcvTimeout: 120000, skew: 10}
 	set := getopt.New()
 	set.SetProgram("iperf3")
-	b := func(p *bool, long string, short rune) { set.FlagLong(p, long, short) }
-	str := func(p *string, long string, short rune) { set.FlagLong(p, long, short) }
-	num := func(p *int, long string, short rune) { set.FlagLong(p, long, short) }
-	fl := func(p *float64, long string, short rune) { set.FlagLong(p, long, short) }
-	b(&o.server, "server", 's')
-	str(&o.host, "client", 'c')
-	num(&o.port, "port", 'p')
-	str(&o.format, "format", 'f')
-	fl(&o.interval, "interval", 'i')
-	str(&o.pidfile, "pidfile", 'I')
-	str(&o.affinity, "affinity", 'A')
-	str(&o.bind, "bind", 'B')
-	str(&o.bindDev, "bind-dev", 0)
-	b(&o.verbose, "verbose", 'V')
-	b(&o.jsonOut, "json", 'J')
-	str(&o.logfile, "logfile", 0)
-	b(&o.forceflush, "forceflush", 0)
+	// iperf3 3.12's options, as its getopt_long table has them (long name, short).
+	for _, f := range []struct {
+		p     any
+		long  string
+		short rune
+	}{
+		{&o.server, "server", 's'}, {&o.host, "client", 'c'}, {&o.port, "port", 'p'}, {&o.format, "format", 'f'},
+		{&o.interval, "interval", 'i'}, {&o.pidfile, "pidfile", 'I'}, {&o.affinity, "affinity", 'A'}, {&o.bind, "bind", 'B'},
+		{&o.bindDev, "bind-dev", 0}, {&o.verbose, "verbose", 'V'}, {&o.jsonOut, "json", 'J'}, {&o.logfile, "logfile", 0},
+		{&o.forceflush, "forceflush", 0}, {&o.rcvTimeout, "rcv-timeout", 0}, {&o.sndTimeout, "snd-timeout", 0},
+		{&o.version, "version", 'v'}, {&o.help, "help", 'h'}, {&o.daemon, "daemon", 'D'}, {&o.oneOff, "one-off", '1'},
+		{&o.serverLimit, "server-bitrate-limit", 0}, {&o.idle, "idle-timeout", 0}, {&o.udp, "udp", 'u'},
+		{&o.connTimeout, "connect-timeout", 0}, {&o.bitrate, "bitrate", 'b'}, {&o.bitrate, "bandwidth", 0},
+		{&o.pacingTimer, "pacing-timer", 0}, {&o.fqRate, "fq-rate", 0}, {&o.file, "file", 'F'},
+		{&o.username, "username", 0}, {&o.rsaPub, "rsa-public-key-path", 0}, {&o.rsaPriv, "rsa-private-key-path", 0},
+		{&o.users, "authorized-users-path", 0}, {&o.skew, "time-skew-threshold", 0}, {&o.bytesN, "bytes", 'n'},
+		{&o.blocks, "blockcount", 'k'}, {&o.length, "length", 'l'}, {&o.length, "len", 0}, {&o.cport, "cport", 0},
+		{&o.parallel, "parallel", 'P'}, {&o.reverse, "reverse", 'R'}, {&o.bidir, "bidir", 0}, {&o.window, "window", 'w'},
+		{&o.congestion, "congestion", 'C'}, {&o.mss, "set-mss", 'M'}, {&o.noDelay, "no-delay", 'N'}, {&o.v4, "version4", '4'},
+		{&o.v6, "version6", '6'}, {&o.tos, "tos", 'S'}, {&o.dscp, "dscp", 0}, {&o.zeroCopy, "zerocopy", 'Z'},
+		{&o.omit, "omit", 'O'}, {&o.title, "title", 'T'}, {&o.extraData, "extra-data", 0},
+		{&o.serverOutput, "get-server-output", 0}, {&o.c64, "udp-counters-64bit", 0}, {&o.repeating, "repeating-payload", 0},
+		{&o.dontFr, "dont-fragment", 0}, {&o.copyRecv, "copy", 0},
+	} {
+		set.FlagLong(f.p, f.long, f.short)
+	}
+	timeOpt := set.FlagLong(&o.timeSecs, "time", 't')
+	// Values only attached: --timestamps=%T, -d2.
 	ts := set.FlagLong(&o.timestamps, "timestamps", 0).SetOptional()
-	num(&o.rcvTimeout, "rcv-timeout", 0)
-	num(&o.sndTimeout, "snd-timeout", 0)
 	dbg := set.FlagLong(&o.debug, "debug", 'd').SetOptional()
-	b(&o.version, "version", 'v')
-	b(&o.help, "help", 'h')
-	b(&o.daemon, "daemon", 'D')
-	b(&o.oneOff, "one-off", '1')
-	str(&o.serverLimit, "server-bitrate-limit", 0)
-	fl(&o.idle, "idle-timeout", 0)
-	b(&o.udp, "udp", 'u')
-	num(&o.connTimeout, "connect-timeout", 0)
-	str(&o.bitrate, "bitrate", 'b')
-	set.FlagLong(&o.bitrate, "bandwidth", 0) // iperf3's older name, still taken
-	str(&o.pacingTimer, "pacing-timer", 0)
-	str(&o.fqRate, "fq-rate", 0)
-	fl(&o.timeSecs, "time", 't')
-	str(&o.bytesN, "bytes", 'n')
-	str(&o.blocks, "blockcount", 'k')
-	str(&o.length, "length", 'l')
-	set.FlagLong(&o.length, "len", 0)
-	num(&o.cport, "cport", 0)
-	num(&o.parallel, "parallel", 'P')
-	b(&o.reverse, "reverse", 'R')
-	b(&o.bidir, "bidir", 0)
-	str(&o.window, "window", 'w')
-	str(&o.congestion, "congestion", 'C')
-	num(&o.mss, "set-mss", 'M')
-	b(&o.noDelay, "no-delay", 'N')
-	b(&o.v4, "version4", '4')
-	b(&o.v6, "version6", '6')
-	str(&o.tos, "tos", 'S')
-	str(&o.dscp, "dscp", 0)
-	b(&o.zeroCopy, "zerocopy", 'Z')
-	num(&o.omit, "omit", 'O')
-	str(&o.title, "title", 'T')
-	str(&o.extraData, "extra-data", 0)
-	b(&o.serverOutput, "get-server-output", 0)
-	b(&o.c64, "udp-counters-64bit", 0)
-	b(&o.repeating, "repeating-payload", 0)
-	b(&o.dontFr, "dont-fragment", 0)
-	b(&o.copyRecv, "copy", 0)
 	for _, r := range refusals {
 		opt := set.FlagLong(refusedValue{o, r}, r.long, r.short)
 		if !r.arg {
@@ -167,6 +136,7 @@ func parse(args []string) (*options, error) {
 		return nil, cli.Usagef("unexpected argument %q", rest[0])
 	}
 	o.timestampsSet = ts.Seen()
+	o.timeSeen = timeOpt.Seen()
 	if dbg.Seen() {
 		o.verbose = true
 	}
@@ -209,6 +179,10 @@ func (o *options) check() error {
 		return cli.Usagef("--cport %d: want 1..65535", o.cport)
 	case o.rcvTimeout < 0 || o.sndTimeout < 0 || o.connTimeout < 0:
 		return cli.Usagef("timeouts are milliseconds, 0 or more")
+	case o.client && (o.username == "") != (o.rsaPub == ""):
+		return cli.Usagef("--username and --rsa-public-key-path go together")
+	case o.server && (o.rsaPriv == "") != (o.users == ""):
+		return cli.Usagef("--rsa-private-key-path and --authorized-users-path go together")
 	case o.mss < 0 || o.mss > 9216:
 		return cli.Usagef("-M %d: want a TCP MSS of up to 9216", o.mss)
 	}
@@ -246,18 +220,27 @@ func tosValue(tos, dscp string) (int, error) {
 		}
 		return int(v) << 2, nil
 	}
-	if v, ok := dscpNames[strings.ToUpper(dscp)]; ok {
+	if v, ok := dscpName(strings.ToUpper(dscp)); ok {
 		return v << 2, nil
 	}
 	return 0, cli.Usagef("--dscp %q: want 0-63 or a name (AF11..AF43, CS0..CS7, EF, VA, LE)", dscp)
 }
 
-// dscpNames are RFC 2474/2597/3246/5865/8622's code points, as iperf3's dscp.c has them.
-var dscpNames = map[string]int{
-	"CS0": 0, "CS1": 8, "CS2": 16, "CS3": 24, "CS4": 32, "CS5": 40, "CS6": 48, "CS7": 56,
-	"AF11": 10, "AF12": 12, "AF13": 14, "AF21": 18, "AF22": 20, "AF23": 22,
-	"AF31": 26, "AF32": 28, "AF33": 30, "AF41": 34, "AF42": 36, "AF43": 38,
-	"EF": 46, "VA": 44, "LE": 1,
+// dscpNames are RFC 2474/2597/3246/5865/8622's code points, as iperf3's dscp.c has
+// them: NAME:VALUE, looked up in place (a map literal costs a board's binary its
+// initialisation code).
+const dscpNames = " CS0:0 CS1:8 CS2:16 CS3:24 CS4:32 CS5:40 CS6:48 CS7:56 AF11:10 AF12:12 AF13:14 AF21:18 AF22:20 AF23:22" +
+	" AF31:26 AF32:28 AF33:30 AF41:34 AF42:36 AF43:38 EF:46 VA:44 LE:1 "
+
+func dscpName(name string) (int, bool) {
+	i := strings.Index(dscpNames, " "+name+":")
+	if i < 0 {
+		return 0, false
+	}
+	v := dscpNames[i+len(name)+2:]
+	v = v[:strings.IndexByte(v, ' ')]
+	n, err := strconv.Atoi(v)
+	return n, err == nil
 }
 
 // hostDev splits iperf3's host%dev.

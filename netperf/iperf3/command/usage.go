@@ -13,6 +13,7 @@ Server or Client:
   -f, --format   [kmgtKMGT] format to report: Kbits, Mbits, Gbits, Tbits
   -i, --interval  #         seconds between periodic throughput reports (default 1)
   -I, --pidfile file        write PID file
+  -F, --file name           xmit/recv the specified file (TCP)
   -A, --affinity n[,m]      set CPU affinity (n: here; m: the server's)
   -B, --bind <host>[%<dev>] bind to the address <host> (and the device <dev>)
   --bind-dev <dev>          bind to the network interface with SO_BINDTODEVICE
@@ -34,6 +35,12 @@ Server specific:
   -1, --one-off             handle one client connection then exit
   --server-bitrate-limit #[KMG]  refuse tests asking for more in total
   --idle-timeout #          drop a client silent for # seconds (default 30)
+  --rsa-private-key-path    path to the RSA private key used to decrypt
+                            authentication credentials
+  --authorized-users-path   path to the configuration file containing user
+                            credentials (lines: user,sha256("{user}password"))
+  --time-skew-threshold     time skew threshold (in seconds) between the server
+                            and client during the authentication process (default 10)
 Client specific:
   -c, --client <host>[%<dev>] run in client mode, connecting to <host>
   -u, --udp                 use UDP rather than TCP
@@ -68,13 +75,15 @@ Client specific:
   --udp-counters-64bit      use 64-bit counters in UDP test packets
   --repeating-payload       use repeating pattern in payload
   --dont-fragment           set IPv4 Don't Fragment flag
+  --username                username for authentication (password from
+                            IPERF3_PASSWORD, or asked for)
+  --rsa-public-key-path     path to the RSA public key used to encrypt
+                            authentication credentials
 linerate only:
   --copy                    read received TCP data into memory, as iperf3 does; by
                             default the kernel discards it (recv MSG_TRUNC), so the
                             figure is the link's and not the receiving CPU's copy
 
-Not here, each refused with the reason: -F/--file (linerate sends generated data and
-discards what it receives), -L/--flowlabel, --sctp, -X/--xbind, --nstreams (TCP and
-UDP only), --username, --rsa-public-key-path, --rsa-private-key-path,
---authorized-users-path, --time-skew-threshold (no authentication).
+Not here, each refused with the reason: -L/--flowlabel (Go's connect cannot carry an
+IPv6 flow label), --sctp, -X/--xbind, --nstreams (TCP and UDP only).
 `
