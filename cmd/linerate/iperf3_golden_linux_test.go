@@ -265,14 +265,7 @@ func TestIperf3TextAsStock(t *testing.T) {
 			cmd, out, _ := linerateIn(t, srv, srvArgs...)
 			waitListen(srv, "5201")
 			cli.Try("iperf3", append([]string{"-c", "198.18.2.2"}, m.args...)...)
-			done := make(chan struct{})
-			go func() { cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(30 * time.Second):
-				cmd.Process.Kill()
-				<-done
-			}
+			waitOrKill(cmd, 30*time.Second)
 			sameLayout(t, "server", stockSrv, out.String())
 		})
 	}
@@ -328,13 +321,7 @@ func TestIperf3AuthenticationWithStock(t *testing.T) {
 		if !c.ok {
 			cli.Try("env", append([]string{"IPERF3_PASSWORD=s3cret", "iperf3", "-c", "198.18.2.2"}, authArgs...)...)
 		}
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-done
+		if !waitOrKill(cmd, 30*time.Second) {
 			t.Errorf("linerate server did not end:\n%s%s", sout, serr)
 		}
 	}

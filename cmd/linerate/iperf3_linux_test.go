@@ -118,19 +118,28 @@ func runOurServer(t *testing.T, ns *nstest.NS, extra ...string) func() string {
 	cmd, out, errOut := linerateIn(t, ns, append([]string{"iperf3", "-s", "-1", "-J"}, extra...)...)
 	waitListen(ns, "5201")
 	return func() string {
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(60 * time.Second):
-			cmd.Process.Kill()
-			<-done
+		if !waitOrKill(cmd, 60*time.Second) {
 			t.Errorf("linerate server still running after 60s: killed")
 		}
 		if errOut.Len() > 0 {
 			t.Logf("linerate server log: %s", errOut.String())
 		}
 		return out.String()
+	}
+}
+
+// waitOrKill waits for a process the test started, at most d, and kills it (by its
+// PID) after that: false when it had to.
+func waitOrKill(cmd *exec.Cmd, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		cmd.Process.Kill()
+		<-done
+		return false
 	}
 }
 
