@@ -5,6 +5,7 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/pem"
 	"os"
@@ -84,4 +85,26 @@ func TestParseAuthText(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
+}
+
+// FuzzAuth: a token from the network and key files from the disk: refused or read,
+// never a panic.
+func FuzzAuth(f *testing.F) {
+	f.Add("user: a\npwd:  b\nts:   1", []byte("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"))
+	f.Add("", []byte{})
+	key, err := rsa.GenerateKey(rand.Reader, 1024)
+	if err != nil {
+		f.Fatal(err)
+	}
+	dir := f.TempDir()
+	a := &Authenticator{Key: key, Users: filepath.Join(dir, "none"), Skew: time.Second}
+	f.Fuzz(func(t *testing.T, text string, keyFile []byte) {
+		parseAuthText(text)
+		a.Check(text, time.Now())
+		a.Check(base64.StdEncoding.EncodeToString([]byte(text)), time.Now())
+		p := filepath.Join(t.TempDir(), "k.pem")
+		os.WriteFile(p, keyFile, 0o600)
+		ReadPublicKey(p)
+		ReadPrivateKey(p)
+	})
 }
