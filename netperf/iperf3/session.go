@@ -395,7 +395,7 @@ func (t *test) buildEnd(remote *Results, cpuLocal *Results) End {
 				u.Bytes, u.BitsPerSecond, u.Seconds, u.End = snd.Bytes, snd.BitsPerSecond, snd.Seconds, snd.End
 			}
 			if u.Packets != nil && *u.Packets > 0 {
-				u.LostPercent = pf64(float64(*u.LostPackets) / float64(*u.Packets) * 100)
+				u.LostPercent = pf64(lostPct(*u.LostPackets, *u.Packets))
 			}
 			u.OutOfOrder = p64(s.outOfOrder)
 			u.Sender = s.sender
@@ -433,7 +433,7 @@ func (t *test) buildEnd(remote *Results, cpuLocal *Results) End {
 	fin := func(a *StreamInterval) StreamInterval {
 		a.BitsPerSecond = rate(a.Bytes, a.Seconds)
 		if a.Packets != nil && a.LostPackets != nil && *a.Packets > 0 {
-			a.LostPercent = pf64(float64(*a.LostPackets) / float64(*a.Packets) * 100)
+			a.LostPercent = pf64(lostPct(*a.LostPackets, *a.Packets))
 		}
 		return *a
 	}
