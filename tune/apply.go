@@ -18,13 +18,31 @@ import (
 // ReadState reads everything planning needs and the current value of every knob the
 // profile's settings expand to, then plans.
 func ReadState(sys *System, r *nic.Reader, iface string, p *Profile) (*Plan, error) {
-	ifcs, err := r.Read(iface)
+	st, e, err := readState(sys, r, iface, p)
 	if err != nil {
 		return nil, err
 	}
+	return Diff(p, st, e)
+}
+
+// Readback is the value every knob the profile's settings expand to has now (a setting
+// over queues or CPUs expands to a knob each), and why the others cannot be read.
+func Readback(sys *System, r *nic.Reader, iface string, p *Profile) (cur, absent map[string]string, err error) {
+	st, _, err := readState(sys, r, iface, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	return st.Current, st.Absent, nil
+}
+
+func readState(sys *System, r *nic.Reader, iface string, p *Profile) (*State, *expansion, error) {
+	ifcs, err := r.Read(iface)
+	if err != nil {
+		return nil, nil, err
+	}
 	et, err := sys.Kernel.Ethtool(iface)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st := &State{Iface: ifcs[0], Raw: et.Features, Current: map[string]string{}, Absent: map[string]string{}}
 	if g, err := nic.ReadFile(sys.Root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_available_governors"); err == nil {
@@ -32,7 +50,7 @@ func ReadState(sys *System, r *nic.Reader, iface string, p *Profile) (*Plan, err
 	}
 	e, err := Expand(p, st)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, t := range e.targets {
 		v, err := sys.Read(t.Knob)
@@ -54,7 +72,7 @@ func ReadState(sys *System, r *nic.Reader, iface string, p *Profile) (*Plan, err
 			}
 		}
 	}
-	return Diff(p, st, e)
+	return st, e, nil
 }
 
 // Journal holds, per interface, the value every knob had before linerate first changed

@@ -442,7 +442,7 @@ func Diff(p *Profile, st *State, e *expansion) (*Plan, error) {
 		}
 		cur := st.Current[name]
 		want := t.Want
-		if floorSysctls[name] {
+		if floorSysctls[name] && !p.Exact {
 			want = atLeast(cur, want)
 		}
 		if equal(t.Knob, cur, want) {

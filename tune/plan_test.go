@@ -264,3 +264,34 @@ func TestPlanKeepsFeaturesTogether(t *testing.T) {
 		t.Errorf("features not in one run: %v", p.Changes)
 	}
 }
+
+// TestPlanExact: a profile raises a size the machine has larger only to what it has; an
+// exact one (a sweep's point) writes the value as given, lower too.
+func TestPlanExact(t *testing.T) {
+	const y = "name: t\nknobs:\n  sysctl.net.ipv4.tcp_rmem: 4096 4096 4096\n"
+	for _, exact := range []bool{false, true} {
+		p, err := ParseProfile([]byte(y), "test.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Exact = exact
+		st, sys := fixtureState(t, "zynq7000-gem")
+		e, err := Expand(p, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tg := range e.targets {
+			v, _ := sys.Read(tg.Knob)
+			st.Current[tg.Knob.Name] = v
+		}
+		pl, err := Diff(p, st, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := changes(pl)["sysctl.net.ipv4.tcp_rmem"]
+		want := map[bool]string{false: "", true: "4096 131072 3375104 -> 4096 4096 4096"}[exact]
+		if got != want {
+			t.Errorf("exact %v: %q, want %q", exact, got, want)
+		}
+	}
+}

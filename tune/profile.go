@@ -31,6 +31,9 @@ type Profile struct {
 	Required map[string]bool
 	// Source is the file it came from ("built-in" otherwise), for error messages.
 	Source string
+	// Exact writes every value as given, lowering sizes too (a sweep's point); a profile
+	// otherwise only raises the sizes and limits a machine already has larger.
+	Exact bool
 }
 
 // Setting is one "knob: value" line of a profile.
@@ -204,6 +207,20 @@ func ParseProfile(data []byte, source string) (*Profile, error) {
 		}
 	}
 	return p, nil
+}
+
+// CheckSetting checks one "knob: value" as a profile line would be, and gives the value
+// as a profile holds it (on/off spelled one way, sysctl fields single-spaced).
+func CheckSetting(knob, value string) (string, error) {
+	kd, ok := knobKind(knob)
+	if !ok {
+		return "", fmt.Errorf("unknown knob %q (known: %s)", knob, strings.Join(KnownKnobs(), "; "))
+	}
+	value = strings.TrimSpace(value)
+	if err := checkValue(knob, kd, value); err != nil {
+		return "", fmt.Errorf("%s: %v", knob, err)
+	}
+	return normalizeValue(kd, value), nil
 }
 
 func isUint(s string) bool {

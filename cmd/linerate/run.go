@@ -78,7 +78,7 @@ func commands() []command {
 		boardCommand(),
 	}
 	cs = append(cs, genCommands()...)
-	return append(cs, iperf3Command(), validateCommand(), stationCommand(), versionCommand())
+	return append(cs, iperf3Command(), sweepCommand(), autotuneCommand(), compareCommand(), validateCommand(), stationCommand(), versionCommand())
 }
 
 const topUsage = `linerate brings a Zynq board's Ethernet to line rate and proves it.

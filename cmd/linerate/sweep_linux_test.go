@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zynqnet/linerate/internal/nstest"
+)
+
+// sweepPair: a0 (198.18.7.1) in a, b0 (198.18.7.2) in b with a stock iperf3 server and
+// linerate's reflector on it, both stopped by PID when the test ends.
+func sweepPair(t *testing.T) (a, b *nstest.NS, mac string) {
+	t.Helper()
+	nstest.Require(t)
+	nstest.NeedTool(t, "iperf3")
+	a, b = nstest.New(t), nstest.New(t)
+	noIPv6(t, a, b)
+	a.Veth(t, "a0", "b0", b, 1)
+	a.Exec(t, "ip", "addr", "add", "198.18.7.1/24", "dev", "a0")
+	b.Exec(t, "ip", "addr", "add", "198.18.7.2/24", "dev", "b0")
+	srv := exec.Command("ip", "netns", "exec", b.Name, "iperf3", "-s")
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	refl, _, _ := linerateIn(t, b, "reflect", "b0", "--duration", "300s")
+	t.Cleanup(func() {
+		srv.Process.Kill()
+		srv.Wait()
+		refl.Process.Kill()
+		refl.Wait()
+	})
+	waitListen(b, "5201")
+	return a, b, macOf(t, b, "b0")
+}
+
+func rmemOf(t *testing.T, ns *nstest.NS) string {
+	t.Helper()
+	return strings.Join(strings.Fields(ns.Exec(t, "cat", "/proc/sys/net/ipv4/tcp_rmem")), " ")
+}
+
+type sweepJSON struct {
+	Knob   string
+	Points []struct {
+		Value, Applied, Error string
+		Runs                  []map[string]float64
+		Median                map[string]float64
+	}
+	Restored    bool
+	Interrupted bool
+}
+
+// TestSweepInNamespaces sweeps the receive buffer TCP may grow to (tcp_rmem, per
+// namespace) on a0 with TCP coming in from a stock iperf3 server (-R) and frames of two
+// sizes through a reflector: every point is applied, read back and measured; the
+// kernel's real effect shows (a 4 KB receive window holds TCP far below the default's
+// throughput); the table, CSV and chart are written; tcp_rmem is as it was after.
+func TestSweepInNamespaces(t *testing.T) {
+	a, _, mac := sweepPair(t)
+	before := rmemOf(t, a)
+	dir := t.TempDir()
+	state, csv, svg := filepath.Join(dir, "state"), filepath.Join(dir, "s.csv"), filepath.Join(dir, "s.svg")
+	tiny, dflt := "4096 4096 4096", "4096 131072 6291456"
+	cmd, out, errOut := linerateIn(t, a, "sweep", "a0", "--knob", "sysctl.net.ipv4.tcp_rmem", "--values", tiny+";"+dflt,
+		"--iperf3", "198.18.7.2", "--direction", "down", "--reflector", mac, "--size", "64,1518", "--rate", "2000pps",
+		"--duration", "1s", "--repeat", "2", "--csv", csv, "--svg", svg, "--json", "--state-dir", state)
+	if !waitOrKill(cmd, 120*time.Second) || cmd.ProcessState.ExitCode() != 0 {
+		t.Fatalf("sweep: exit %d\n%s\n%s", cmd.ProcessState.ExitCode(), out, errOut)
+	}
+	var r sweepJSON
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil || len(r.Points) != 2 || !r.Restored {
+		t.Fatalf("sweep result (%v): %s\n%s", err, out, errOut)
+	}
+	t.Logf("progress:\n%s", errOut)
+	for i, want := range []string{tiny, dflt} {
+		p := r.Points[i]
+		if p.Error != "" || p.Value != want || p.Applied != want || len(p.Runs) != 2 {
+			t.Errorf("point %d: %+v", i, p)
+		}
+		for _, k := range []string{"tcp_mbps", "tcp_retransmits", "loss_pct_64", "p50_us_64", "p99_us_64", "p999_us_64", "loss_pct_1518", "p99_us_1518"} {
+			if _, ok := p.Median[k]; !ok {
+				t.Errorf("point %d has no %s: %v", i, k, p.Median)
+			}
+		}
+		if p.Median["loss_pct_64"] > 1 || p.Median["p99_us_64"] <= 0 {
+			t.Errorf("point %d: frames through the reflector: %v", i, p.Median)
+		}
+	}
+	if lo, hi := r.Points[0].Median["tcp_mbps"], r.Points[1].Median["tcp_mbps"]; !(lo > 0 && lo < hi/2) {
+		t.Errorf("a 4 KB receive buffer gave %.0f Mbit/s, the default %.0f: the knob's effect is not in the figures", lo, hi)
+	}
+	if got := rmemOf(t, a); got != before {
+		t.Errorf("tcp_rmem after the sweep %q, before %q", got, before)
+	}
+	if _, err := os.Stat(filepath.Join(state, "sweep", "tune-a0.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the sweep's journal is left behind: %v", err)
+	}
+	c, _ := os.ReadFile(csv)
+	lines := strings.Split(strings.TrimSpace(string(c)), "\r\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "sysctl.net.ipv4.tcp_rmem,applied,repeats,tcp_mbps,") || !strings.HasPrefix(lines[1], tiny+","+tiny+",2,") {
+		t.Errorf("CSV:\n%s", c)
+	}
+	s, _ := os.ReadFile(svg)
+	d := xml.NewDecoder(bytes.NewReader(s))
+	for {
+		_, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("the chart is not well-formed XML: %v", err)
+		}
+	}
+	os.MkdirAll(filepath.Join("..", "..", "out"), 0o755) // the chart the README shows
+	os.WriteFile(filepath.Join("..", "..", "out", "sweep-veth.svg"), s, 0o644)
+}
+
+// TestSweepInterrupted: SIGINT in the middle of a sweep gives tcp_rmem back, removes the
+// sweep's journal, keeps the points measured so far and exits 1.
+func TestSweepInterrupted(t *testing.T) {
+	a, _, _ := sweepPair(t)
+	before := rmemOf(t, a)
+	state := filepath.Join(t.TempDir(), "state")
+	cmd, out, errOut := linerateIn(t, a, "sweep", "a0", "--knob", "sysctl.net.ipv4.tcp_rmem",
+		"--values", "4096 4096 4096;4096 65536 65536;4096 87380 4194304", "--iperf3", "198.18.7.2", "--direction", "down",
+		"--duration", "2s", "--state-dir", state)
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(out.String(), "tcp_mbps") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if mid := rmemOf(t, a); mid == before {
+		t.Errorf("mid-sweep tcp_rmem is still %q", mid)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if !waitOrKill(cmd, 30*time.Second) {
+		t.Fatal("the sweep did not end on SIGINT")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(out.String(), "interrupted; sysctl.net.ipv4.tcp_rmem given back") {
+		t.Errorf("exit %d:\n%s\n%s", code, out, errOut)
+	}
+	if got := rmemOf(t, a); got != before {
+		t.Errorf("tcp_rmem after SIGINT %q, before %q", got, before)
+	}
+	if _, err := os.Stat(filepath.Join(state, "sweep", "tune-a0.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the sweep's journal is left behind: %v", err)
+	}
+}
+
+// TestAutotuneAndCompare: autotune picks the default receive buffer over a 4 KB one for
+// throughput and writes a profile that tune accepts; compare measures a profile that
+// turns a0's segmentation offloads off (TCP going out, the kernel cutting every segment
+// itself) between two baselines and calls it worse; both leave a0 as it was.
+func TestAutotuneAndCompare(t *testing.T) {
+	a, _, _ := sweepPair(t)
+	before, feats := rmemOf(t, a), a.Exec(t, "ethtool", "-k", "a0")
+	dir := t.TempDir()
+	state, prof := filepath.Join(dir, "state"), filepath.Join(dir, "best.yaml")
+	cmd, out, errOut := linerateIn(t, a, "autotune", "a0", "--knob", "sysctl.net.ipv4.tcp_rmem", "--values", "4096 4096 4096;4096 131072 6291456",
+		"--iperf3", "198.18.7.2", "--direction", "down", "--duration", "1s", "--objective", "throughput", "--min-mbps", "1",
+		"--write-profile", prof, "--state-dir", state)
+	if !waitOrKill(cmd, 60*time.Second) || cmd.ProcessState.ExitCode() != 0 {
+		t.Fatalf("autotune: exit %d\n%s\n%s", cmd.ProcessState.ExitCode(), out, errOut)
+	}
+	y, _ := os.ReadFile(prof)
+	if !strings.Contains(out.String(), "best for throughput: sysctl.net.ipv4.tcp_rmem=4096 131072 6291456") || !strings.Contains(string(y), `sysctl.net.ipv4.tcp_rmem: "4096 131072 6291456"`) {
+		t.Errorf("autotune:\n%s\nprofile:\n%s", out, y)
+	}
+	if o, e, code := inNS(t, a, "tune", "a0", "--profile", prof, "--dry-run", "--state-dir", state); code != 0 {
+		t.Errorf("tune --dry-run refuses autotune's profile: exit %d\n%s%s", code, o, e)
+	}
+	noSeg := filepath.Join(dir, "noseg.yaml")
+	os.WriteFile(noSeg, []byte("name: no-segmentation-offload\nknobs:\n  features.tso: off\n  features.gso: off\n  features.sg: off\n"), 0o644)
+	cmd, out, errOut = linerateIn(t, a, "compare", "a0", "--profile", noSeg, "--iperf3", "198.18.7.2", "--duration", "2s", "--state-dir", state)
+	if !waitOrKill(cmd, 60*time.Second) || cmd.ProcessState.ExitCode() != 0 {
+		t.Fatalf("compare: exit %d\n%s\n%s", cmd.ProcessState.ExitCode(), out, errOut)
+	}
+	t.Logf("compare:\n%s", out)
+	var row string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "tcp_mbps") {
+			row = l
+		}
+	}
+	if !strings.Contains(out.String(), "feature.") || !strings.HasSuffix(strings.TrimSpace(row), "worse") || !strings.Contains(out.String(), "a0 given back what it had") {
+		t.Errorf("compare:\n%s", out)
+	}
+	if got := rmemOf(t, a); got != before {
+		t.Errorf("tcp_rmem after autotune and compare %q, before %q", got, before)
+	}
+	if got := a.Exec(t, "ethtool", "-k", "a0"); got != feats {
+		t.Errorf("a0's features after compare:\n%s\nbefore:\n%s", got, feats)
+	}
+}
+
+// TestSweepBadInput: what is wrong is named, exit 2, nothing changed.
+func TestSweepBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sweep", "a0", "--knob", "rings.rx", "--values", "64"}, "give --iperf3 HOST[:PORT], --reflector MAC, or both"},
+		{[]string{"sweep", "a0", "--knob", "ring.rx", "--values", "64", "--iperf3", "h"}, `unknown knob "ring.rx"`},
+		{[]string{"sweep", "a0", "--knob", "rings.rx", "--values", "64,big", "--iperf3", "h"}, `want a positive number or max, have "big"`},
+		{[]string{"sweep", "a0", "--knob", "rings.rx", "--values", "512..64", "--iperf3", "h"}, "0 < A <= B"},
+		{[]string{"sweep", "a0", "--knob", "rings.rx", "--iperf3", "h"}, "give --knob KNOB and --values"},
+		{[]string{"sweep", "a0", "--knob", "mtu", "--values", "1500", "--iperf3", "h:0"}, "the port is 1..65535"},
+		{[]string{"sweep", "a0", "--knob", "mtu", "--values", "1500", "--reflector", "xx"}, "--reflector"},
+		{[]string{"sweep", "a0", "--knob", "mtu", "--values", "1500", "--reflector", "02:00:00:00:00:01", "--size", "32"}, "--size"},
+		{[]string{"sweep", "a0", "--knob", "mtu", "--values", "1500", "--iperf3", "h", "--duration", "0s"}, "--duration 0s"},
+		{[]string{"sweep", "a0", "--knob", "mtu", "--values", "1500", "--iperf3", "h", "--repeat", "0"}, "--repeat 0"},
+		{[]string{"sweep", "a0", "--knob", "mtu", "--values", "1500", "--iperf3", "h", "--direction", "sideways"}, "--direction"},
+		{[]string{"autotune", "a0", "--knob", "mtu", "--values", "1500", "--iperf3", "h", "--objective", "latency"}, "needs frames through a reflector"},
+		{[]string{"autotune", "a0", "--knob", "mtu", "--values", "1500", "--iperf3", "h", "--write-overlay", "x.dtbo"}, "ring depths only"},
+		{[]string{"autotune", "a0", "--knob", "rings.rx", "--values", "512", "--iperf3", "h", "--max-p99-us", "-1", "--reflector", "02:00:00:00:00:01"}, "--max-p99-us -1"},
+		{[]string{"compare", "a0", "--iperf3", "h"}, "give --profile"},
+		{[]string{"compare", "a0", "--iperf3", "h", "--profile", "no-such"}, "profile"},
+	} {
+		_, errOut, code := runCLI(t, c.args...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, want 2 naming %q:\n%s", c.args, code, c.want, errOut)
+		}
+	}
+}

@@ -1,0 +1,211 @@
+// Package experiment ties settings to measurements: a sweep applies each value of one
+// tune knob through tune's transaction and measures the port at it (TCP against an iperf3
+// server, frames through a reflector), autotune picks the best value under constraints,
+// and compare measures a profile between two baselines. The port is left as it was found:
+// the sweep's changes go to a journal of their own, replayed at the end, on an error and
+// when the context is cancelled (SIGINT, SIGTERM).
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Column is one figure a point carries: its key (CSV header, JSON key) and unit.
+type Column struct {
+	Key  string `json:"key"`
+	Unit string `json:"unit"`
+	// Lower says smaller is better (latency, loss, retransmits).
+	Lower bool `json:"lower_is_better"`
+}
+
+// Meter measures the port once at the present setting.
+type Meter interface {
+	Columns() []Column
+	Measure(ctx context.Context) (map[string]float64, error)
+}
+
+// Setter applies one knob's value as a transaction and reads it back; Restore gives back
+// everything the Setter changed.
+type Setter interface {
+	Set(ctx context.Context, knob, value string) (applied string, err error)
+	Restore() error
+}
+
+// Point is one value of the knob with its measurements.
+type Point struct {
+	Value string `json:"value"`
+	// Applied is the value read back after the write (the driver may round it: macb
+	// takes ring sizes as powers of two); several knobs (one per queue) are listed.
+	Applied string `json:"applied"`
+	// Runs are the measurements of each repeat; Median and Spread (max - min) sum them up.
+	Runs   []map[string]float64 `json:"runs"`
+	Median map[string]float64   `json:"median"`
+	Spread map[string]float64   `json:"spread"`
+	// Error says why the value could not be applied or measured (the sweep goes on).
+	Error string `json:"error,omitempty"`
+}
+
+// Result is a finished sweep.
+type Result struct {
+	Iface   string   `json:"interface"`
+	Knob    string   `json:"knob"`
+	Columns []Column `json:"columns"`
+	Points  []Point  `json:"points"`
+	// Restored says the knob was given back its value from before the sweep.
+	Restored bool `json:"restored"`
+	// Interrupted says the sweep was cut short (a signal); the points so far are kept.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// Sweep is one knob over its values.
+type Sweep struct {
+	Iface, Knob string
+	Values      []string
+	Repeat      int
+	Meters      []Meter
+	Setter      Setter
+	// Progress, when set, gets each point as it is measured.
+	Progress func(Point)
+}
+
+// Columns are the figures of every meter, in order.
+func (s *Sweep) Columns() []Column {
+	var cs []Column
+	for _, m := range s.Meters {
+		cs = append(cs, m.Columns()...)
+	}
+	return cs
+}
+
+// Run measures every value and restores the knob. An error is returned only when the
+// knob could not be restored; points that failed carry their error.
+func (s *Sweep) Run(ctx context.Context) (*Result, error) {
+	res := &Result{Iface: s.Iface, Knob: s.Knob, Columns: s.Columns()}
+	for _, v := range s.Values {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			break
+		}
+		p := s.point(ctx, v)
+		if ctx.Err() != nil && p.Error != "" {
+			res.Interrupted = true
+			break
+		}
+		res.Points = append(res.Points, p)
+		if s.Progress != nil {
+			s.Progress(p)
+		}
+	}
+	if err := s.Setter.Restore(); err != nil {
+		return res, fmt.Errorf("%s: giving %s its value back: %w", s.Iface, s.Knob, err)
+	}
+	res.Restored = true
+	return res, nil
+}
+
+func (s *Sweep) point(ctx context.Context, v string) Point {
+	p := Point{Value: v}
+	applied, err := s.Setter.Set(ctx, s.Knob, v)
+	p.Applied = applied
+	if err != nil {
+		p.Error = err.Error()
+		return p
+	}
+	n := max(s.Repeat, 1)
+	for i := 0; i < n; i++ {
+		run := map[string]float64{}
+		for _, m := range s.Meters {
+			f, err := m.Measure(ctx)
+			if err != nil {
+				p.Error = err.Error()
+				return p
+			}
+			for k, x := range f {
+				run[k] = x
+			}
+		}
+		p.Runs = append(p.Runs, run)
+	}
+	p.Median, p.Spread = summarize(p.Runs)
+	return p
+}
+
+// summarize is each figure's median and spread (max - min) over the runs.
+func summarize(runs []map[string]float64) (median, spread map[string]float64) {
+	median, spread = map[string]float64{}, map[string]float64{}
+	keys := map[string]bool{}
+	for _, r := range runs {
+		for k := range r {
+			keys[k] = true
+		}
+	}
+	for k := range keys {
+		var xs []float64
+		for _, r := range runs {
+			if x, ok := r[k]; ok && !math.IsNaN(x) {
+				xs = append(xs, x)
+			}
+		}
+		if len(xs) == 0 {
+			continue
+		}
+		slices.Sort(xs)
+		m := xs[len(xs)/2]
+		if len(xs)%2 == 0 {
+			m = (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
+		}
+		median[k], spread[k] = m, xs[len(xs)-1]-xs[0]
+	}
+	return median, spread
+}
+
+// ParseValues reads --values: V1,V2,... (or V1;V2;... when a value holds commas, as CPU
+// lists do), or A..B: A, 2A, 4A, ... up to B (ring depths).
+func ParseValues(s string) ([]string, error) {
+	s = strings.TrimSpace(s)
+	if a, b, ok := strings.Cut(s, ".."); ok && !strings.ContainsAny(s, ",;") {
+		lo, err1 := strconv.ParseUint(a, 10, 32)
+		hi, err2 := strconv.ParseUint(b, 10, 32)
+		if err1 != nil || err2 != nil || lo == 0 || hi < lo {
+			return nil, fmt.Errorf("--values %q: a range is A..B with 0 < A <= B (doubling from A)", s)
+		}
+		var out []string
+		for v := lo; v <= hi; v *= 2 {
+			out = append(out, strconv.FormatUint(v, 10))
+		}
+		if out[len(out)-1] != b {
+			out = append(out, b)
+		}
+		return limitValues(out)
+	}
+	sep := ","
+	if strings.Contains(s, ";") {
+		sep = ";"
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, v := range strings.Split(s, sep) {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			return nil, fmt.Errorf("--values %q: an empty value", s)
+		}
+		if seen[v] {
+			return nil, fmt.Errorf("--values %q: %q given twice", s, v)
+		}
+		seen[v] = true
+		out = append(out, v)
+	}
+	return limitValues(out)
+}
+
+func limitValues(vs []string) ([]string, error) {
+	if len(vs) > 64 {
+		return nil, fmt.Errorf("--values: %d values, at most 64 in one sweep", len(vs))
+	}
+	return vs, nil
+}
