@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zynqnet/linerate/doctor"
+	"github.com/zynqnet/linerate/experiment"
 	"github.com/zynqnet/linerate/netperf/frames"
 	"github.com/zynqnet/linerate/netperf/iperf3"
 	"github.com/zynqnet/linerate/netperf/rfc2544"
@@ -229,4 +230,34 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// JudgeSweep: the sweep passes when every value was applied (tune reads each write back)
+// and measured, and the knob was given back its value; the curve itself is the report's
+// (Detail), for the station's chart.
+func JudgeSweep(s *validate.Step, r *experiment.Result) validate.Outcome {
+	o := validate.Outcome{Pass: true, Measured: map[string]float64{"points": float64(len(r.Points))}, Detail: r}
+	var bad []string
+	for _, p := range r.Points {
+		if p.Error != "" {
+			bad = append(bad, p.Value+": "+p.Error)
+		}
+	}
+	want := len(s.SweepValues())
+	o.Summary = fmt.Sprintf("%s over %d values: %d measured", s.Knob, want, len(r.Points)-len(bad))
+	if best, _, err := (experiment.Objective{Goal: "throughput"}).Pick(r); err == nil && len(best.Median) > 0 {
+		o.Summary += "; most throughput at " + best.Value
+		if v, ok := best.Median["tcp_mbps"]; ok {
+			o.Summary += fmt.Sprintf(" (%.1f Mbit/s)", v)
+		}
+	}
+	switch {
+	case len(bad) > 0:
+		o.Pass, o.Reason = false, strings.Join(bad, "; ")
+	case r.Interrupted || len(r.Points) < want:
+		o.Pass, o.Reason = false, fmt.Sprintf("cut short: %d of %d values measured", len(r.Points), want)
+	case !r.Restored:
+		o.Pass, o.Reason = false, "the knob was not given back its value"
+	}
+	return o
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zynqnet/linerate/doctor"
+	"github.com/zynqnet/linerate/experiment"
 	"github.com/zynqnet/linerate/netperf/frames"
 	"github.com/zynqnet/linerate/netperf/iperf3"
 	"github.com/zynqnet/linerate/netperf/rfc2544"
@@ -186,5 +187,28 @@ func TestJudgeCounters(t *testing.T) {
 	}
 	for _, c := range cases {
 		check(t, c.name, JudgeCounters(c.s, before, c.after), c.pass, c.reason, nil)
+	}
+}
+
+func TestJudgeSweep(t *testing.T) {
+	s := &validate.Step{ID: "rings", Type: "sweep", Knob: "rings.rx", Values: "64,128,256"}
+	pt := func(v string, mbps float64) experiment.Point {
+		return experiment.Point{Value: v, Applied: v, Median: map[string]float64{"tcp_mbps": mbps}}
+	}
+	ok := &experiment.Result{Knob: "rings.rx", Restored: true, Points: []experiment.Point{pt("64", 10), pt("128", 50), pt("256", 50.2)}}
+	if o := JudgeSweep(s, ok); !o.Pass || !strings.Contains(o.Summary, "3 measured; most throughput at 128 (50.0 Mbit/s)") {
+		t.Errorf("all measured: %+v", o)
+	}
+	failed := &experiment.Result{Knob: "rings.rx", Restored: true, Points: []experiment.Point{pt("64", 10), {Value: "128", Error: "no carrier"}, pt("256", 5)}}
+	if o := JudgeSweep(s, failed); o.Pass || o.Reason != "128: no carrier" {
+		t.Errorf("a point failed: %+v", o)
+	}
+	short := &experiment.Result{Knob: "rings.rx", Restored: true, Interrupted: true, Points: []experiment.Point{pt("64", 10)}}
+	if o := JudgeSweep(s, short); o.Pass || !strings.Contains(o.Reason, "1 of 3") {
+		t.Errorf("cut short: %+v", o)
+	}
+	kept := &experiment.Result{Knob: "rings.rx", Points: ok.Points}
+	if o := JudgeSweep(s, kept); o.Pass || !strings.Contains(o.Reason, "not given back") {
+		t.Errorf("not restored: %+v", o)
 	}
 }

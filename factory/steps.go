@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zynqnet/linerate/doctor"
+	"github.com/zynqnet/linerate/experiment"
 	"github.com/zynqnet/linerate/netperf/engine"
 	"github.com/zynqnet/linerate/netperf/frames"
 	"github.com/zynqnet/linerate/netperf/iperf3"
@@ -193,6 +194,47 @@ func (r *run) frames(ctx context.Context, s *validate.Step) (validate.Outcome, e
 		return validate.Outcome{}, err
 	}
 	return JudgeFrames(s, res), nil
+}
+
+// sweep measures the port at each value of the step's knob against the station (iperf3
+// and/or frames through its reflector) and gives the knob back its value at the end.
+func (r *run) sweep(ctx context.Context, s *validate.Step) (validate.Outcome, error) {
+	st, iface := r.Plan.Station, r.Plan.Interface
+	var ms []experiment.Meter
+	for _, m := range s.Measure {
+		switch m {
+		case "tcp":
+			ms = append(ms, &experiment.TCPMeter{Client: iperf3.Client{Host: st.Address, Port: st.Port, Version: r.Version, ConnectTimeout: 5 * time.Second,
+				Params: iperf3.Params{Time: int(s.Duration.D().Seconds()), Reverse: s.Direction == "down"}}})
+		case "frames":
+			peer, err := r.reflectorMAC(ctx)
+			if err != nil {
+				return validate.Outcome{}, err
+			}
+			rate, err := frames.ParseRate(s.Rate)
+			if err != nil {
+				return validate.Outcome{}, err
+			}
+			cpus, err := engine.ParseCPUs("cpus", s.CPUs)
+			if err != nil {
+				return validate.Outcome{}, err
+			}
+			ms = append(ms, &experiment.FramesMeter{Root: r.Root, Iface: iface, Reflector: peer, Sizes: []int{s.Size}, Rate: rate, Duration: s.Duration.D(), CPUs: cpus})
+		}
+	}
+	t, err := experiment.OpenTuner(iface, r.StateDir, r.API, 15*time.Second)
+	if err != nil {
+		return validate.Outcome{}, err
+	}
+	defer t.Close()
+	sw := &experiment.Sweep{Iface: iface, Knob: s.Knob, Values: s.SweepValues(), Repeat: s.Repeat, Meters: ms, Setter: t}
+	head := &experiment.Result{Knob: s.Knob, Columns: sw.Columns()}
+	sw.Progress = func(p experiment.Point) { fmt.Fprintln(r.Console, "  "+head.PointLine(p)) }
+	res, err := sw.Run(ctx)
+	if err != nil {
+		return validate.Outcome{}, err
+	}
+	return JudgeSweep(s, res), nil
 }
 
 // reflectorMAC is the plan's reflector MAC, or the station's from the neighbour table

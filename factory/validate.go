@@ -85,7 +85,7 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 	up := r.uploader()
 	r.flushSpool(ctx, up)
 	runner := &validate.Runner{Plan: v.Plan, Console: v.Console, Steps: map[string]validate.StepFunc{
-		"link": r.link, "doctor": r.doctorStep, "tune": r.tune, "iperf3": r.iperf3, "frames": r.frames, "counters": r.countersStep,
+		"link": r.link, "doctor": r.doctorStep, "tune": r.tune, "iperf3": r.iperf3, "frames": r.frames, "counters": r.countersStep, "sweep": r.sweep,
 	}}
 	r.runSteps(ctx, runner, rep)
 	rep.Doctor = r.doctor

@@ -447,3 +447,92 @@ func TestValidate(t *testing.T) {
 	}
 	t.Logf("verdict: %s", verdict[0])
 }
+
+// TestSweepOnBoard: the emulated ZC702 boots with the validate job and the
+// qemu-zc702-sweep plan: its real macb driver takes each RX ring depth from 64 to 8192
+// (read back as ethtool -g reads it), TCP from the station and frames through its
+// reflector are measured at each, and the depth is given back; the station serves the
+// report and draws the curve (out/sweep-zc702.svg, the README's chart).
+func TestSweepOnBoard(t *testing.T) {
+	need(t)
+	script(t, 30*time.Minute, "build-image", "zc702")
+	dir := t.TempDir()
+	data, logFile := filepath.Join(dir, "station"), filepath.Join(dir, "serial.log")
+	script(t, 20*time.Minute, "board-up", "zc702", "--job", "validate", "--plan", "qemu-zc702-sweep", "--peer", "station",
+		"--station-data", data, "--timeout", "500", "--log", logFile)
+	b, _ := os.ReadFile(logFile)
+	log := string(b)
+	if !regexp.MustCompile(`(?m)^LINERATE PASS board=zc702 .*failed=- elapsed=\S+\r?$`).MatchString(log) {
+		t.Fatalf("no PASS verdict:\n%s", log[max(0, len(log)-6000):])
+	}
+	lr := filepath.Join(repoRoot(t), "bin", "linerate")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	st := exec.Command(lr, "station", "--data", data, "--listen", addr, "--iperf3", "off", "--duration", "60s")
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { st.Process.Signal(os.Interrupt); st.Wait() }()
+	base := "http://" + addr
+	get := func(path string) []byte {
+		for i := 0; ; i++ {
+			resp, err := http.Get(base + path)
+			if err == nil {
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				if resp.StatusCode != 200 {
+					t.Fatalf("GET %s: %s %s", path, resp.Status, b)
+				}
+				return b
+			}
+			if i > 100 {
+				t.Fatalf("station on %s: %v", addr, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	var list []struct{ ID string }
+	json.Unmarshal(get("/api/reports"), &list)
+	if len(list) != 1 {
+		t.Fatalf("station's reports: %+v", list)
+	}
+	var rep struct {
+		Steps []struct {
+			ID     string
+			Pass   bool
+			Detail struct {
+				Restored bool
+				Points   []struct {
+					Value, Applied, Error string
+					Median                map[string]float64
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(get("/api/reports/"+list[0].ID), &rep); err != nil || len(rep.Steps) != 2 {
+		t.Fatalf("report: %v %+v", err, rep)
+	}
+	sw := rep.Steps[1]
+	want := []string{"64", "128", "256", "512", "1024", "2048", "4096", "8192"}
+	if sw.ID != "rx-rings" || !sw.Pass || !sw.Detail.Restored || len(sw.Detail.Points) != len(want) {
+		t.Fatalf("the sweep step: %+v", sw)
+	}
+	for i, p := range sw.Detail.Points {
+		if p.Value != want[i] || p.Applied != want[i] || p.Error != "" || p.Median["tcp_mbps"] <= 0 || p.Median["p99_us_512"] <= 0 {
+			t.Errorf("point %d: %+v", i, p)
+		}
+		t.Logf("rings.rx %5s: tcp %.1f Mbit/s, frames loss %.2f%%, p99 %.0f us", p.Value, p.Median["tcp_mbps"], p.Median["loss_pct_512"], p.Median["p99_us_512"])
+	}
+	svg := get("/api/reports/" + list[0].ID + "/sweep/rx-rings.svg")
+	if !strings.Contains(string(svg), "sweep of rings.rx on eth0") {
+		t.Errorf("the chart: %s", svg)
+	}
+	os.WriteFile(filepath.Join(repoRoot(t), "out", "sweep-zc702.svg"), svg, 0o644)
+	if !regexp.MustCompile(`step 2/2 rx-rings\s+\S+\s+PASS`).MatchString(log) {
+		t.Errorf("no PASS line for the sweep step on the console")
+	}
+}

@@ -48,7 +48,7 @@ form *{margin-right:.6em}
 </form>
 <div class="chart">{{.Chart}}</div>
 <table id="reports"><thead><tr><th>received</th><th>board</th><th>serial</th><th>MAC</th><th>verdict</th><th>failed steps</th><th>key figures</th><th>time</th><th>reports</th></tr></thead><tbody>
-{{range .Rows}}<tr data-text="{{.Serial}} {{.MAC}} {{.ID}} {{.Board}}"><td>{{when .Received}}</td><td>{{.Board}}</td><td>{{.Serial}}</td><td>{{.MAC}}</td><td><span class="{{.Verdict}}">{{.Verdict}}</span></td><td>{{join .Failed}}</td><td>{{figs .Figures}}</td><td>{{printf "%.1f" .Seconds}} s</td><td><a href="/api/reports/{{.ID}}">JSON</a> <a href="/api/reports/{{.ID}}/junit.xml">JUnit</a></td></tr>
+{{range .Rows}}<tr data-text="{{.Serial}} {{.MAC}} {{.ID}} {{.Board}}"><td>{{when .Received}}</td><td>{{.Board}}</td><td>{{.Serial}}</td><td>{{.MAC}}</td><td><span class="{{.Verdict}}">{{.Verdict}}</span></td><td>{{join .Failed}}</td><td>{{figs .Figures}}</td><td>{{printf "%.1f" .Seconds}} s</td><td><a href="/api/reports/{{.ID}}">JSON</a> <a href="/api/reports/{{.ID}}/junit.xml">JUnit</a>{{$id := .ID}}{{range .Sweeps}} <a href="/api/reports/{{$id}}/sweep/{{.}}.svg">{{.}} chart</a>{{end}}</td></tr>
 {{else}}<tr><td colspan="9">no reports{{if .Total}} match the filter{{end}}</td></tr>{{end}}
 </tbody></table>
 <script>

@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/zynqnet/linerate/experiment"
 	"github.com/zynqnet/linerate/validate"
 )
 
@@ -61,6 +62,7 @@ func NewServer(store *Store, logger *log.Logger) (*Server, error) {
 	s.mux.HandleFunc("GET /api/reports", s.listReports)
 	s.mux.HandleFunc("GET /api/reports/{id}", s.getReport)
 	s.mux.HandleFunc("GET /api/reports/{id}/junit.xml", s.getJUnit)
+	s.mux.HandleFunc("GET /api/reports/{id}/sweep/{step}", s.getSweepChart)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	s.mux.HandleFunc("GET /{$}", s.page)
 	return s, nil
@@ -206,6 +208,37 @@ func (s *Server) getJUnit(w http.ResponseWriter, req *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/xml")
 	w.Write(x)
+}
+
+// getSweepChart draws a report's sweep step (GET .../sweep/STEP.svg) as linerate sweep
+// --svg draws it on the board.
+func (s *Server) getSweepChart(w http.ResponseWriter, req *http.Request) {
+	body, ok := s.lookup(w, req)
+	if !ok {
+		return
+	}
+	var r validate.Report
+	if err := json.Unmarshal(body, &r); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	id := strings.TrimSuffix(req.PathValue("step"), ".svg")
+	for _, st := range r.Steps {
+		if st.ID != id || st.Type != "sweep" {
+			continue
+		}
+		var res experiment.Result
+		if err := json.Unmarshal(st.Detail, &res); err != nil || len(res.Points) == 0 {
+			http.Error(w, "step "+id+" has no sweep to draw", http.StatusNotFound)
+			return
+		}
+		var b bytes.Buffer
+		res.WriteSVG(&b)
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Write(b.Bytes())
+		return
+	}
+	http.Error(w, "report "+r.ID+" has no sweep step "+id, http.StatusNotFound)
 }
 
 // throughput is a report's headline figure for the chart: the mean of its *_mbps

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zynqnet/linerate/experiment"
 	"github.com/zynqnet/linerate/validate"
 )
 
@@ -188,5 +189,35 @@ func TestConcurrentPosts(t *testing.T) {
 	}
 	if _, m := get(t, hs.URL+"/metrics"); !strings.Contains(m, "linerate_reports_stored 16") {
 		t.Error("not every report counted")
+	}
+}
+
+// TestSweepChart: a report with a sweep step gets a chart (the one linerate sweep --svg
+// draws) and a link to it on the page; other steps and unknown ones answer 404.
+func TestSweepChart(t *testing.T) {
+	_, hs := newServer(t, t.TempDir())
+	defer hs.Close()
+	var r validate.Report
+	json.Unmarshal(report("sw-1", "zc702", "PASS", 60), &r)
+	res := experiment.Result{Iface: "eth0", Knob: "rings.rx", Restored: true, Columns: []experiment.Column{{Key: "tcp_mbps", Unit: "Mbit/s"}},
+		Points: []experiment.Point{{Value: "64", Applied: "64", Median: map[string]float64{"tcp_mbps": 40}}, {Value: "128", Applied: "128", Median: map[string]float64{"tcp_mbps": 60}}}}
+	d, _ := json.Marshal(res)
+	r.Steps = append(r.Steps, validate.StepResult{ID: "rings", Type: "sweep", Pass: true, Summary: "rings.rx over 2 values: 2 measured", Detail: d})
+	r.Plan.Steps = append(r.Plan.Steps, validate.Step{ID: "rings", Type: "sweep"})
+	b, _ := json.Marshal(r)
+	if code, body := post(t, hs.URL, b); code != 201 {
+		t.Fatalf("post: %d %s", code, body)
+	}
+	code, svg := get(t, hs.URL+"/api/reports/sw-1/sweep/rings.svg")
+	if code != 200 || !strings.HasPrefix(svg, "<svg") || !strings.Contains(svg, "sweep of rings.rx on eth0") || !strings.Contains(svg, "tcp_mbps (Mbit/s)") {
+		t.Errorf("chart: %d %s", code, svg)
+	}
+	for _, p := range []string{"/api/reports/sw-1/sweep/link.svg", "/api/reports/sw-1/sweep/nope.svg", "/api/reports/nope/sweep/rings.svg"} {
+		if code, _ := get(t, hs.URL+p); code != 404 {
+			t.Errorf("%s: %d, want 404", p, code)
+		}
+	}
+	if _, page := get(t, hs.URL+"/"); !strings.Contains(page, `<a href="/api/reports/sw-1/sweep/rings.svg">rings chart</a>`) {
+		t.Errorf("the page does not link the chart")
 	}
 }

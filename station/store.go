@@ -94,6 +94,8 @@ type Summary struct {
 	Started  time.Time          `json:"started"`
 	Seconds  float64            `json:"seconds"`
 	Received time.Time          `json:"received"`
+	// Sweeps are the ids of the report's sweep steps (each a chart).
+	Sweeps []string `json:"sweeps,omitempty"`
 }
 
 // List returns every report's summary, oldest first.
@@ -108,10 +110,20 @@ func (s *Store) List() ([]Summary, error) {
 			}
 			recv, _ := time.Parse("20060102T150405.000000000Z", string(k[:len(k)-len(id)-1]))
 			out = append(out, Summary{ID: r.ID, Board: r.Board, Model: r.Model, Serial: r.Serial, MAC: r.MAC, Verdict: r.Verdict,
-				Failed: r.Failed, Figures: r.Figures, Started: r.Started, Seconds: r.Seconds, Received: recv})
+				Failed: r.Failed, Figures: r.Figures, Started: r.Started, Seconds: r.Seconds, Received: recv, Sweeps: sweepSteps(r.Steps)})
 			return nil
 		})
 	})
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Received.Before(out[j].Received) })
 	return out, err
+}
+
+func sweepSteps(steps []validate.StepResult) []string {
+	var ids []string
+	for _, st := range steps {
+		if st.Type == "sweep" && len(st.Detail) > 0 {
+			ids = append(ids, st.ID)
+		}
+	}
+	return ids
 }

@@ -17,10 +17,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zynqnet/linerate/experiment"
 	"github.com/zynqnet/linerate/internal/srcerr"
 	"github.com/zynqnet/linerate/netperf/engine"
 	"github.com/zynqnet/linerate/netperf/frames"
 	"github.com/zynqnet/linerate/netperf/iperf3"
+	"github.com/zynqnet/linerate/tune"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -28,7 +30,7 @@ import (
 var builtin embed.FS
 
 // Step types, in the order a plan usually takes them.
-var StepTypes = []string{"link", "doctor", "tune", "iperf3", "frames", "counters"}
+var StepTypes = []string{"link", "doctor", "tune", "iperf3", "frames", "counters", "sweep"}
 
 // Duration is a time.Duration written as "10s" in a plan.
 type Duration time.Duration
@@ -113,6 +115,13 @@ type Step struct {
 	HWTimestamps bool `yaml:"hw_timestamps" json:"hw_timestamps,omitempty"`
 	// counters: error counters that may rise
 	Ignore []string `yaml:"ignore" json:"ignore,omitempty"`
+	// sweep: a tune knob over values (as linerate sweep's --values), each point measured
+	// by tcp (iperf3 to the station, in Direction) and/or frames (through its reflector,
+	// at Size and Rate), Repeat times; Duration is a measurement's length
+	Knob    string   `yaml:"knob" json:"knob,omitempty"`
+	Values  string   `yaml:"values" json:"values,omitempty"`
+	Measure []string `yaml:"measure" json:"measure,omitempty"`
+	Repeat  int      `yaml:"repeat" json:"repeat,omitempty"`
 
 	Line int `yaml:"-" json:"-"`
 }
@@ -272,7 +281,7 @@ func Parse(data []byte, source string) (*Plan, error) {
 		}
 	}
 	for _, s := range p.Steps {
-		if (s.Type == "iperf3" || s.Type == "frames") && p.Station.Address == "" {
+		if (s.Type == "iperf3" || s.Type == "frames" || s.Type == "sweep") && p.Station.Address == "" {
 			return nil, bad(doc, "step %q measures against the station: give station.address", s.ID)
 		}
 	}
@@ -381,6 +390,10 @@ func (s *Step) check() error {
 				return err
 			}
 		}
+	case "sweep":
+		if err := s.checkSweep(); err != nil {
+			return err
+		}
 	}
 	if err := s.checkRanges(); err != nil {
 		return err
@@ -450,8 +463,77 @@ func (s *Step) checkRanges() error {
 	return nil
 }
 
+// checkSweep fills a sweep step's defaults and checks the knob, every value and what
+// it measures.
+func (s *Step) checkSweep() error {
+	if s.Knob == "" || s.Values == "" {
+		return fmt.Errorf("sweep step needs knob and values (64..8192, or V1,V2,...)")
+	}
+	vs, err := experiment.ParseValues(s.Values)
+	if err != nil {
+		return fmt.Errorf("values: %v", strings.TrimPrefix(err.Error(), "--values "))
+	}
+	for _, v := range vs {
+		if _, err := tune.CheckSetting(s.Knob, v); err != nil {
+			return err
+		}
+	}
+	if len(s.Measure) == 0 {
+		s.Measure = []string{"tcp"}
+	}
+	for _, m := range s.Measure {
+		if m != "tcp" && m != "frames" {
+			return fmt.Errorf("measure %q: want tcp and/or frames", m)
+		}
+	}
+	if s.Direction == "" {
+		s.Direction = "up"
+	}
+	if s.Direction != "up" && s.Direction != "down" {
+		return fmt.Errorf("direction %q: want up (the board sends) or down", s.Direction)
+	}
+	if s.Duration == 0 {
+		s.Duration = Duration(3 * time.Second)
+	}
+	if s.Duration.D() < time.Second {
+		return fmt.Errorf("duration %v: a measurement takes at least 1s", s.Duration.D())
+	}
+	if s.Repeat == 0 {
+		s.Repeat = 1
+	}
+	if s.Repeat < 1 || s.Repeat > 100 {
+		return fmt.Errorf("repeat %d: want 1..100", s.Repeat)
+	}
+	if slices.Contains(s.Measure, "frames") {
+		if s.Size == 0 {
+			s.Size = 512
+		}
+		if s.Rate == "" {
+			s.Rate = "1000pps"
+		}
+		if s.Size < frames.MinSize || s.Size > frames.MaxSize {
+			return fmt.Errorf("size %d: want a frame size of %d..%d bytes with FCS", s.Size, frames.MinSize, frames.MaxSize)
+		}
+		if _, err := frames.ParseRate(s.Rate); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SweepValues are a sweep step's values (checked by Parse).
+func (s *Step) SweepValues() []string {
+	vs, _ := experiment.ParseValues(s.Values)
+	return vs
+}
+
 func (s *Step) defaultTimeout() time.Duration {
 	switch s.Type {
+	case "sweep":
+		// Each point: a knob that may bounce the link, then each measurement with its
+		// settling; the port given back at the end.
+		per := time.Duration(len(s.Measure))*(s.Duration.D()+2*time.Second) + 20*time.Second
+		return time.Duration(len(s.SweepValues())*s.Repeat)*per + 60*time.Second
 	case "link":
 		return s.CarrierWithin.D() + 5*time.Second
 	case "doctor":

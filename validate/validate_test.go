@@ -92,6 +92,14 @@ func TestParsePlanBad(t *testing.T) {
 		{"huge frame", "  - id: x\n    type: frames\n    rate: 5%\n    size: 100000000\n    max_loss_pct: 1\n", "size 100000000: want a frame size of 64..9018"},
 		{"tiny frame", "  - id: x\n    type: frames\n    rate: 5%\n    size: 10\n    max_loss_pct: 1\n", "size 10"},
 		{"bad cpus", "  - id: x\n    type: frames\n    rate: 5%\n    max_loss_pct: 1\n    cpus: zero\n", `cpus "zero": want a count of CPUs (1, 2, ...) or all`},
+		{"sweep no knob", "  - id: x\n    type: sweep\n    values: 64..512\n", "sweep step needs knob and values"},
+		{"sweep bad knob", "  - id: x\n    type: sweep\n    knob: ring.rx\n    values: 64\n", `unknown knob "ring.rx"`},
+		{"sweep bad value", "  - id: x\n    type: sweep\n    knob: rings.rx\n    values: 64,lots\n", `rings.rx: want a positive number or max, have "lots"`},
+		{"sweep bad range", "  - id: x\n    type: sweep\n    knob: rings.rx\n    values: 512..64\n", "values: \"512..64\": a range is A..B"},
+		{"sweep bad measure", "  - id: x\n    type: sweep\n    knob: rings.rx\n    values: 64\n    measure: [udp]\n", `measure "udp": want tcp and/or frames`},
+		{"sweep bad repeat", "  - id: x\n    type: sweep\n    knob: rings.rx\n    values: 64\n    repeat: 1000\n", "repeat 1000: want 1..100"},
+		{"sweep short", "  - id: x\n    type: sweep\n    knob: rings.rx\n    values: 64\n    duration: 100ms\n", "at least 1s"},
+		{"sweep frame size", "  - id: x\n    type: sweep\n    knob: rings.rx\n    values: 64\n    measure: [frames]\n    size: 10\n", "size 10"},
 		{"zero bandwidth", "  - id: x\n    type: iperf3\n    protocol: udp\n    bandwidth: 0\n    min_mbps: 1\n    max_loss_pct: 1\n", `bandwidth "0"`},
 		{"bad bandwidth", "  - id: x\n    type: iperf3\n    protocol: udp\n    bandwidth: lots\n    min_mbps: 1\n    max_loss_pct: 1\n", `bandwidth "lots"`},
 		{"speed", "  - id: x\n    type: link\n    speed_mbps: 999999999\n", "speed_mbps 999999999"},
@@ -332,5 +340,23 @@ func TestUploaderSpool(t *testing.T) {
 	got.Store("")
 	if n, err := u.Flush(context.Background()); n != 1 || err != nil || got.Load() != string(body) {
 		t.Errorf("Flush: %d %v", n, err)
+	}
+}
+
+func TestSweepStepDefaults(t *testing.T) {
+	p, err := Parse([]byte("station:\n  address: 198.18.5.1\nsteps:\n  - id: rings\n    type: sweep\n    knob: rings.rx\n    values: 64..8192\n    measure: [tcp, frames]\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Steps[0]
+	if len(s.SweepValues()) != 8 || s.Direction != "up" || s.Duration.D() != 3*time.Second || s.Repeat != 1 || s.Size != 512 || s.Rate != "1000pps" {
+		t.Errorf("defaults: %+v", s)
+	}
+	// 8 points of two 3 s measurements, each with time for a link bounce and settling.
+	if s.Timeout.D() < 8*2*3*time.Second || s.Timeout.D() > 10*time.Minute {
+		t.Errorf("timeout %v", s.Timeout.D())
+	}
+	if _, err := Parse([]byte("steps:\n  - id: rings\n    type: sweep\n    knob: rings.rx\n    values: 64\n"), "t.yaml"); err == nil || !strings.Contains(err.Error(), "give station.address") {
+		t.Errorf("a sweep without a station: %v", err)
 	}
 }

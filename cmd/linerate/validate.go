@@ -16,7 +16,7 @@ import (
 const validateUsage = `Usage: linerate validate PLAN [--report-dir DIR] [--station URL] [--serial S] [--json]
 
 Runs a board's factory plan: its steps in order (link, doctor, tune, iperf3, frames,
-counters), each with a timeout and the whole plan within its budget, and prints a line
+counters, sweep), each with a timeout and the whole plan within its budget, and prints a line
 per step with PASS or FAIL and the measured value against its threshold, then exactly
 one verdict line:
 
