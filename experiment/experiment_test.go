@@ -234,3 +234,27 @@ func TestSweepLoop(t *testing.T) {
 		t.Errorf("cancelled: %+v %v %+v", res, err, fs)
 	}
 }
+
+// FuzzParseValues: --values and a plan's values never panic, and what they give is a
+// list of distinct, non-empty values within the limit.
+func FuzzParseValues(f *testing.F) {
+	for _, s := range []string{"64..8192", "1,2,3", "0-1,3;2", "4096 4096 4096;4096 131072 6291456", "..", "1..", ";", "9..9"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		vs, err := ParseValues(s)
+		if err != nil {
+			return
+		}
+		if len(vs) == 0 || len(vs) > 64 {
+			t.Fatalf("%q: %d values", s, len(vs))
+		}
+		seen := map[string]bool{}
+		for _, v := range vs {
+			if v == "" || seen[v] {
+				t.Fatalf("%q: %q", s, vs)
+			}
+			seen[v] = true
+		}
+	})
+}
