@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -297,13 +298,11 @@ func autotuneCommand() command {
 			if err := o.Check(f.iperf3 != "", f.reflector != ""); err != nil {
 				return usageError("%v", err)
 			}
-			var ov *dts.Overlay
 			if *dtOut != "" {
 				if f.knob != "rings.rx" && f.knob != "rings.tx" {
 					return usageError("--write-overlay: the GEM's overlay carries ring depths only (rings.rx, rings.tx), not %s", f.knob)
 				}
-				ov = &dts.Overlay{GEM: *gem}
-				if err := ov.Prepare(*boardName, ""); err != nil {
+				if _, err := ringOverlay(*boardName, *gem, f.knob, "64"); err != nil { // --board and --gem, before the sweep
 					return err
 				}
 			}
@@ -334,8 +333,12 @@ func autotuneCommand() command {
 				}
 				fmt.Fprintf(progress, "wrote %s: linerate tune %s --profile %s\n", *profOut, iface, *profOut)
 			}
-			if ov != nil {
-				if err := writeRingOverlay(ov, f.knob, best.Value, *dtOut); err != nil {
+			if *dtOut != "" {
+				ov, err := ringOverlay(*boardName, *gem, f.knob, best.Value)
+				if err != nil {
+					return err
+				}
+				if err := writeOverlay(ov, *dtOut); err != nil {
 					return err
 				}
 				fmt.Fprintf(progress, "wrote %s: %s\n", *dtOut, ov.Describe())
@@ -347,20 +350,25 @@ func autotuneCommand() command {
 		}}
 }
 
-// writeRingOverlay writes the GEM overlay with the picked ring depth.
-func writeRingOverlay(ov *dts.Overlay, knob, value, path string) error {
+// ringOverlay is the board's GEM overlay setting the ring depth knob (rings.rx or
+// rings.tx) to value.
+func ringOverlay(board, gem, knob, value string) (*dts.Overlay, error) {
 	n, err := strconv.ParseUint(value, 10, 32)
 	if err != nil {
-		return fmt.Errorf("--write-overlay: %s=%s is not a depth", knob, value)
+		return nil, fmt.Errorf("--write-overlay: %s=%s is not a depth", knob, value)
 	}
+	ov := &dts.Overlay{GEM: gem, Comment: "linerate autotune: " + knob + "=" + value}
 	if knob == "rings.rx" {
 		ov.RxRing = uint32(n)
 	} else {
 		ov.TxRing = uint32(n)
 	}
-	ov.Comment = "linerate autotune: " + knob + "=" + value
-	ext := strings.ToLower(path[strings.LastIndexByte(path, '.')+1:])
-	data, err := ov.Render("." + ext)
+	return ov, ov.Prepare(board, "")
+}
+
+// writeOverlay writes the overlay as source or binary by the file's extension.
+func writeOverlay(ov *dts.Overlay, path string) error {
+	data, err := ov.Render(strings.ToLower(filepath.Ext(path)))
 	if err != nil {
 		return err
 	}
