@@ -31,8 +31,9 @@ type Validation struct {
 	// ReportDir is where the JSON and JUnit reports and the spool go ("" picks
 	// /var/lib/linerate/reports, or /run/linerate/reports on a read-only root).
 	ReportDir string
-	// StationURL overrides the plan's station.report_url.
-	StationURL string
+	// StationURL overrides the plan's station.report_url; StationToken is the bearer
+	// token its POSTs carry ("": none).
+	StationURL, StationToken string
 	// Serial overrides the board's serial (device tree, SoC, else from the MAC).
 	Serial string
 	// Root is where /sys and /proc are read ("" or "/": this system).
@@ -187,7 +188,7 @@ func (r *run) uploader() *validate.Uploader {
 		dir = defaultReportDir()
 		r.ReportDir = dir
 	}
-	up := &validate.Uploader{URL: r.Plan.Station.ReportURL, SpoolDir: filepath.Join(dir, "spool"), Window: r.UploadWindow, Console: r.Console}
+	up := &validate.Uploader{URL: r.Plan.Station.ReportURL, SpoolDir: filepath.Join(dir, "spool"), Window: r.UploadWindow, Console: r.Console, Token: r.StationToken}
 	if r.StationURL != "" {
 		up.URL = r.StationURL
 	}

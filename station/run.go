@@ -24,6 +24,9 @@ type Config struct {
 	Data    string // the store's directory
 	Iperf3  string // ADDR:PORT of the iperf3 server; "" or "off" for none
 	Reflect string // the port to reflect test frames on; "" for none
+	// Tokens and ReadTokens are tokens files ("": none): POST needs a token of Tokens,
+	// every other request one of ReadTokens (or of Tokens) when it is given.
+	Tokens, ReadTokens string
 	// Duration stops the station after it; 0 runs until ctx ends.
 	Duration time.Duration
 	Version  string
@@ -42,6 +45,18 @@ func Run(ctx context.Context, c Config) error {
 	if err != nil {
 		return err
 	}
+	var write, read *Tokens
+	for _, t := range []struct {
+		flag, path string
+		to         **Tokens
+	}{{"--tokens", c.Tokens, &write}, {"--read-tokens", c.ReadTokens, &read}} {
+		if t.path == "" {
+			continue
+		}
+		if *t.to, err = LoadTokens(t.path); err != nil {
+			return badinput.Errorf("%s: %w", t.flag, err)
+		}
+	}
 	if err := os.MkdirAll(c.Data, 0o755); err != nil {
 		return err
 	}
@@ -54,11 +69,14 @@ func Run(ctx context.Context, c Config) error {
 	if err != nil {
 		return err
 	}
+	srv.RequireTokens(write, read)
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return badinput.Errorf("--listen %s: %w", c.Listen, err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}
+	// A client that stalls cannot hold a connection: headers in 10 s, the body in a
+	// minute, the answer written in a minute, an idle keep-alive closed after two.
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -71,6 +89,9 @@ func Run(ctx context.Context, c Config) error {
 		}
 	}()
 	logger.Printf("reports on http://%s/ (store %s)", ln.Addr(), c.Data)
+	if write == nil {
+		logger.Printf("anyone who reaches %s may post reports: --tokens FILE locks it down", ln.Addr())
+	}
 	if ip3Port != 0 {
 		s := &iperf3.Server{Addr: ip3Host, Port: ip3Port, Version: c.Version, Log: logger}
 		wg.Add(1)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,6 +36,38 @@ type Server struct {
 	stored  prometheus.GaugeFunc
 	count   atomic.Int64 // reports stored; handlers run concurrently
 	started time.Time
+	// write and read are the tokens POST and the other requests need (nil: none).
+	write, read *Tokens
+	// labels bounds the metrics' label values: the boards and step ids come from the
+	// reports, so past MaxLabels of each the rest count as "other".
+	mu     sync.Mutex
+	labels map[string]map[string]bool
+}
+
+// MaxLabels is how many distinct boards, and step ids, the metrics name; the rest are
+// "other" (one report with 50,000 step ids would otherwise make /metrics 67 MB).
+const MaxLabels = 64
+
+// label is v when it is among the first MaxLabels values of kind, else "other".
+func (s *Server) label(kind, v string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.labels == nil {
+		s.labels = map[string]map[string]bool{}
+	}
+	seen := s.labels[kind]
+	if seen == nil {
+		seen = map[string]bool{}
+		s.labels[kind] = seen
+	}
+	if seen[v] {
+		return v
+	}
+	if len(seen) >= MaxLabels {
+		return "other"
+	}
+	seen[v] = true
+	return v
 }
 
 // NewServer serves store; the metrics start from what the store holds.
@@ -46,17 +79,14 @@ func NewServer(store *Store, logger *log.Logger) (*Server, error) {
 		Buckets: []float64{1, 5, 10, 50, 100, 200, 500, 800, 900, 930, 950, 1000, 2500, 5000, 10000}}, []string{"board", "step"})
 	s.stored = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "linerate_reports_stored", Help: "Reports in the store."}, func() float64 { return float64(s.count.Load()) })
 	s.reg.MustRegister(s.tested, s.steps, s.mbps, s.stored)
-	list, err := store.List()
+	// The metrics start from the summary records, not the whole reports: a restart
+	// with thousands of reports reads kilobytes each, not their show and doctor.
+	recs, err := store.records()
 	if err != nil {
 		return nil, err
 	}
-	for _, sum := range list {
-		if body, ok := store.Get(sum.ID); ok {
-			var r validate.Report
-			if json.Unmarshal(body, &r) == nil {
-				s.observe(&r)
-			}
-		}
+	for i := range recs {
+		s.observe(&recs[i])
 	}
 	s.mux.HandleFunc("POST /api/reports", s.postReport)
 	s.mux.HandleFunc("GET /api/reports", s.listReports)
@@ -68,43 +98,32 @@ func NewServer(store *Store, logger *log.Logger) (*Server, error) {
 	return s, nil
 }
 
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
-
-func (s *Server) observe(r *validate.Report) {
+func (s *Server) observe(r *record) {
 	s.count.Add(1)
-	s.tested.WithLabelValues(r.Board, r.Verdict).Inc()
+	board := s.label("board", r.Board)
+	s.tested.WithLabelValues(board, r.Verdict).Inc()
 	for _, st := range r.Steps {
 		res := "pass"
 		if !st.Pass {
 			res = "fail"
 		}
-		s.steps.WithLabelValues(r.Board, st.ID, res).Inc()
-		if st.Type == "iperf3" {
-			if v, ok := st.Measured["mbps"]; ok {
-				s.mbps.WithLabelValues(r.Board, st.ID).Observe(v)
-			}
+		step := s.label("step", st.ID)
+		s.steps.WithLabelValues(board, step, res).Inc()
+		if st.Mbps != nil {
+			s.mbps.WithLabelValues(board, step).Observe(*st.Mbps)
 		}
 	}
 }
 
-// DecodeReport reads and checks a report body: strict JSON, one document, a known
-// schema, the fields the station needs. It is what POST /api/reports runs.
-func DecodeReport(body []byte) (*validate.Report, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	var r validate.Report
-	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("not a report: %v", err)
-	}
-	if dec.More() {
-		return nil, errors.New("not a report: data after the JSON document")
-	}
-	if err := r.Check(); err != nil {
-		return nil, fmt.Errorf("bad report: %v", err)
-	}
-	return &r, nil
-}
-
 func (s *Server) postReport(w http.ResponseWriter, req *http.Request) {
+	meta := Meta{Remote: req.RemoteAddr}
+	if s.write != nil {
+		if meta.PostedBy = s.write.Who(req); meta.PostedBy == "" {
+			s.log.Printf("report refused from %s: no valid token", req.RemoteAddr)
+			unauthorized(w)
+			return
+		}
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, MaxReportBytes))
 	if err != nil {
 		var mb *http.MaxBytesError
@@ -117,25 +136,57 @@ func (s *Server) postReport(w http.ResponseWriter, req *http.Request) {
 	}
 	r, err := DecodeReport(body)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		var re *RejectError
+		status := http.StatusBadRequest
+		if errors.As(err, &re) {
+			status = re.Status
+		}
+		http.Error(w, err.Error(), status)
 		return
 	}
-	switch err := s.store.Put(r, body, time.Now()); {
+	who := meta.Remote
+	if meta.PostedBy != "" {
+		who = meta.PostedBy + " (" + meta.Remote + ")"
+	}
+	now := time.Now()
+	switch err := s.store.Put(r, body, now, meta); {
 	case errors.Is(err, ErrExists):
 		// A board re-sending a report whose answer it lost: it is here, all is well.
 		w.WriteHeader(http.StatusOK)
 		fmt.Fprintf(w, "report %s already stored\n", r.ID)
+		return
+	case errors.Is(err, ErrConflict):
+		s.log.Printf("report %s from %s refused: another report is stored under its id", r.ID, who)
+		http.Error(w, "report "+r.ID+": another report is stored under this id; nothing was overwritten", http.StatusConflict)
 		return
 	case err != nil:
 		s.log.Printf("store report %s: %v", r.ID, err)
 		http.Error(w, "the station could not store the report: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	s.observe(r)
-	s.log.Printf("report %s: %s %s serial %s %s", r.ID, r.Board, r.Verdict, r.Serial, strings.Join(r.Failed, ","))
+	rec := recordOf(r, now, meta)
+	s.observe(&rec)
+	s.log.Printf("report %s from %s: %s %s serial %s %s", r.ID, who, r.Board, r.Verdict, r.Serial, strings.Join(r.Failed, ","))
 	w.Header().Set("Location", "/api/reports/"+r.ID)
 	w.WriteHeader(http.StatusCreated)
 	fmt.Fprintf(w, "report %s stored\n", r.ID)
+}
+
+func unauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="linerate station"`)
+	http.Error(w, "a token is needed: Authorization: Bearer TOKEN (linerate validate --station-token)", http.StatusUnauthorized)
+}
+
+// RequireTokens makes POST take only the write tokens, and, with read tokens, every
+// other request those (or a write token).
+func (s *Server) RequireTokens(write, read *Tokens) { s.write, s.read = write, read }
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.read != nil && r.Method != http.MethodPost && s.read.Who(r) == "" && (s.write == nil || s.write.Who(r) == "") {
+		unauthorized(w)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
 }
 
 func filter(list []Summary, q map[string]string) []Summary {

@@ -30,7 +30,7 @@ func report(id, board, verdict string, mbps float64) []byte {
 	return b
 }
 
-func newServer(t *testing.T, dir string) (*Store, *httptest.Server) {
+func newServer(t testing.TB, dir string) (*Store, *httptest.Server) {
 	t.Helper()
 	st, err := Open(dir)
 	if err != nil {
@@ -69,14 +69,22 @@ func get(t *testing.T, url string) (int, string) {
 func TestStation(t *testing.T) {
 	dir := t.TempDir()
 	st, hs := newServer(t, dir)
-	for _, r := range [][]byte{report("a1", "zc702", "PASS", 941.5), report("a2", "zc702", "FAIL", 612), report("b1", "zcu102", "PASS", 938)} {
+	a1 := report("a1", "zc702", "PASS", 941.5)
+	for _, r := range [][]byte{a1, report("a2", "zc702", "FAIL", 612), report("b1", "zcu102", "PASS", 938)} {
 		if code, msg := post(t, hs.URL, r); code != http.StatusCreated {
 			t.Fatalf("POST: %d %s", code, msg)
 		}
 	}
-	// A re-sent report (its answer was lost) is taken again without a second copy.
-	if code, _ := post(t, hs.URL, report("a1", "zc702", "PASS", 941.5)); code != http.StatusOK {
+	// A re-sent report (its answer was lost) is taken again without a second copy; another
+	// report under the same id is refused and the first kept.
+	if code, _ := post(t, hs.URL, a1); code != http.StatusOK {
 		t.Errorf("re-sent report: %d", code)
+	}
+	if code, msg := post(t, hs.URL, report("a1", "zc702", "PASS", 100)); code != http.StatusConflict || !strings.Contains(msg, "nothing was overwritten") {
+		t.Errorf("another report under a stored id: %d %s", code, msg)
+	}
+	if _, body := get(t, hs.URL+"/api/reports/a1"); body != string(a1) {
+		t.Errorf("the stored report changed: %s", body)
 	}
 	for _, tc := range []struct {
 		body []byte
@@ -84,8 +92,8 @@ func TestStation(t *testing.T) {
 		want string
 	}{
 		{[]byte("{"), 400, "not a report"},
-		{[]byte(`{"schema_version": 9, "id": "x"}`), 400, "schema_version 9"},
-		{[]byte(`{"schema_version": 1, "id": "../x", "verdict": "PASS", "board": "zc702"}`), 400, "id"},
+		{[]byte(`{"schema_version": 9, "id": "x"}`), 422, "schema_version 9"},
+		{[]byte(`{"schema_version": 1, "id": "../x", "verdict": "PASS", "board": "zc702"}`), 422, "id"},
 		{append(report("c1", "zc702", "PASS", 1), []byte(" {}")...), 400, "data after"},
 		{[]byte(strings.Repeat(" ", MaxReportBytes+10)), 413, "larger than"},
 	} {

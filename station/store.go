@@ -6,6 +6,7 @@
 package station
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,7 +21,43 @@ import (
 var (
 	bucketReports = []byte("reports") // id -> report JSON
 	bucketOrder   = []byte("order")   // received time + id -> id
+	bucketMeta    = []byte("meta")    // id -> Meta JSON: who posted it, from where
+	bucketSums    = []byte("sums")    // id -> record JSON: what the page, the list and the metrics need
 )
+
+// record is a report's summary as stored: the list's Summary and, for the metrics, its
+// steps in brief. The page and a restart read these, never the whole reports.
+type record struct {
+	Summary
+	Steps []brief `json:"steps"`
+}
+
+type brief struct {
+	ID   string   `json:"id"`
+	Type string   `json:"type"`
+	Pass bool     `json:"pass"`
+	Mbps *float64 `json:"mbps,omitempty"`
+}
+
+func recordOf(r *validate.Report, received time.Time, meta Meta) record {
+	rec := record{Summary: Summary{ID: r.ID, Board: r.Board, Model: r.Model, Serial: r.Serial, MAC: r.MAC, Verdict: r.Verdict,
+		Failed: r.Failed, Figures: r.Figures, Started: r.Started, Seconds: r.Seconds, Received: received.UTC(), Sweeps: sweepSteps(r.Steps), Meta: meta}}
+	for _, st := range r.Steps {
+		b := brief{ID: st.ID, Type: st.Type, Pass: st.Pass}
+		if v, ok := st.Measured["mbps"]; ok && st.Type == "iperf3" {
+			b.Mbps = &v
+		}
+		rec.Steps = append(rec.Steps, b)
+	}
+	return rec
+}
+
+// Meta is what the station knows of a report beyond its body: the name of the token it
+// was posted with ("" without authentication) and the address it came from.
+type Meta struct {
+	PostedBy string `json:"posted_by,omitempty"`
+	Remote   string `json:"remote,omitempty"`
+}
 
 // Store keeps reports in a bbolt file.
 type Store struct {
@@ -34,12 +71,12 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w (another station running on it?)", filepath.Join(dir, "station.db"), err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketReports, bucketOrder} {
+		for _, b := range [][]byte{bucketReports, bucketOrder, bucketMeta, bucketSums} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
 		}
-		return nil
+		return backfill(tx)
 	})
 	if err != nil {
 		db.Close()
@@ -48,20 +85,62 @@ func Open(dir string) (*Store, error) {
 	return &Store{db: db}, nil
 }
 
+// backfill writes the summary record of every report stored before there were records
+// (a store of an older station), in the transaction that opens the store.
+func backfill(tx *bolt.Tx) error {
+	rb, sb, mb := tx.Bucket(bucketReports), tx.Bucket(bucketSums), tx.Bucket(bucketMeta)
+	return tx.Bucket(bucketOrder).ForEach(func(k, id []byte) error {
+		if sb.Get(id) != nil {
+			return nil
+		}
+		var r validate.Report
+		if json.Unmarshal(rb.Get(id), &r) != nil {
+			return nil // not a report this station reads: left out of the list, as before
+		}
+		recv, _ := time.Parse("20060102T150405.000000000Z", string(k[:len(k)-len(id)-1]))
+		var m Meta
+		json.Unmarshal(mb.Get(id), &m)
+		b, err := json.Marshal(recordOf(&r, recv, m))
+		if err != nil {
+			return err
+		}
+		return sb.Put(id, b)
+	})
+}
+
 // Close closes the file.
 func (s *Store) Close() error { return s.db.Close() }
 
-// ErrExists is returned by Put for a report id already stored.
-var ErrExists = errors.New("report already stored")
+// ErrExists is returned by Put for a report stored already with the same body (a board
+// re-sending a report whose answer it lost); ErrConflict for an id stored with another.
+var (
+	ErrExists   = errors.New("report already stored")
+	ErrConflict = errors.New("another report is stored under this id")
+)
 
-// Put stores a checked report and its body in one transaction: both or neither.
-func (s *Store) Put(r *validate.Report, body []byte, received time.Time) error {
+// Put stores a checked report, its body and meta in one transaction: all or nothing.
+// An id is written once: what is stored is never overwritten.
+func (s *Store) Put(r *validate.Report, body []byte, received time.Time, meta Meta) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		rb := tx.Bucket(bucketReports)
-		if rb.Get([]byte(r.ID)) != nil {
-			return ErrExists
+		if old := rb.Get([]byte(r.ID)); old != nil {
+			if bytes.Equal(old, body) {
+				return ErrExists
+			}
+			return ErrConflict
 		}
 		if err := rb.Put([]byte(r.ID), body); err != nil {
+			return err
+		}
+		m, _ := json.Marshal(meta)
+		if err := tx.Bucket(bucketMeta).Put([]byte(r.ID), m); err != nil {
+			return err
+		}
+		rec, err := json.Marshal(recordOf(r, received, meta))
+		if err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketSums).Put([]byte(r.ID), rec); err != nil {
 			return err
 		}
 		key := []byte(received.UTC().Format("20060102T150405.000000000Z") + " " + r.ID)
@@ -96,21 +175,30 @@ type Summary struct {
 	Received time.Time          `json:"received"`
 	// Sweeps are the ids of the report's sweep steps (each a chart).
 	Sweeps []string `json:"sweeps,omitempty"`
+	Meta
 }
 
-// List returns every report's summary, oldest first.
+// List returns every report's summary, oldest first, from the summary records.
 func (s *Store) List() ([]Summary, error) {
-	var out []Summary
+	recs, err := s.records()
+	out := make([]Summary, len(recs))
+	for i := range recs {
+		out[i] = recs[i].Summary
+	}
+	return out, err
+}
+
+// records are the stored summary records, oldest first.
+func (s *Store) records() ([]record, error) {
+	var out []record
 	err := s.db.View(func(tx *bolt.Tx) error {
-		rb := tx.Bucket(bucketReports)
+		sb := tx.Bucket(bucketSums)
 		return tx.Bucket(bucketOrder).ForEach(func(k, id []byte) error {
-			var r validate.Report
-			if err := json.Unmarshal(rb.Get(id), &r); err != nil {
-				return nil // stored before a schema change; skip, never fail the page
+			var rec record
+			if json.Unmarshal(sb.Get(id), &rec) != nil {
+				return nil // a report this station cannot read: never fail the page
 			}
-			recv, _ := time.Parse("20060102T150405.000000000Z", string(k[:len(k)-len(id)-1]))
-			out = append(out, Summary{ID: r.ID, Board: r.Board, Model: r.Model, Serial: r.Serial, MAC: r.MAC, Verdict: r.Verdict,
-				Failed: r.Failed, Figures: r.Figures, Started: r.Started, Seconds: r.Seconds, Received: recv, Sweeps: sweepSteps(r.Steps)})
+			out = append(out, rec)
 			return nil
 		})
 	})

@@ -78,6 +78,10 @@ type Station struct {
 	Port         int    `yaml:"port" json:"port"`                   // iperf3 port, default 5201
 	ReportURL    string `yaml:"report_url" json:"report_url"`       // where the JSON report is POSTed
 	ReflectorMAC string `yaml:"reflector_mac" json:"reflector_mac"` // the reflector's MAC, or auto (ARP for Address)
+	// Token is where the station's bearer token is: FILE, or @NAME for an environment
+	// variable (validate --station-token overrides it). Never the token itself: the plan
+	// goes into the report.
+	Token string `yaml:"token" json:"token,omitempty"`
 }
 
 // Step is one step; which fields apply depends on Type.
@@ -317,6 +321,9 @@ func parseDuration(v *yaml.Node) (Duration, error) {
 func (s *Step) check() error {
 	if s.ID == "" {
 		return errors.New("no id")
+	}
+	if strings.Trim(s.ID, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" || len(s.ID) > 128 || s.ID == "." || s.ID == ".." {
+		return fmt.Errorf("id %q: use letters, digits, '.', '_' and '-' (the station takes no other)", s.ID)
 	}
 	if !slices.Contains(StepTypes, s.Type) {
 		return fmt.Errorf("unknown type %q (have %s)", s.Type, strings.Join(StepTypes, ", "))

@@ -23,6 +23,29 @@ type Uploader struct {
 	Client   *httpc.Client // nil: 10 s per attempt
 	Window   time.Duration // how long to keep retrying (backoff 1 s doubling to 15 s)
 	Console  io.Writer     // progress and, on a first failure, the report between markers
+	Token    string        // the station's bearer token ("": none)
+}
+
+// ReadToken reads a bearer token from where spec says: @NAME an environment variable,
+// anything else a file (its first line).
+func ReadToken(spec string) (string, error) {
+	var tok string
+	if name, ok := strings.CutPrefix(spec, "@"); ok {
+		tok = os.Getenv(name)
+		if tok == "" {
+			return "", fmt.Errorf("station token %s: the environment variable %s is empty or unset", spec, name)
+		}
+	} else {
+		b, err := os.ReadFile(spec)
+		if err != nil {
+			return "", fmt.Errorf("station token: %w", err)
+		}
+		tok, _, _ = strings.Cut(string(b), "\n")
+	}
+	if tok = strings.TrimSpace(tok); tok == "" || strings.ContainsAny(tok, " \t\r\x00") {
+		return "", fmt.Errorf("station token %s: want one token, no blanks", spec)
+	}
+	return tok, nil
 }
 
 // Markers around a report printed on the console, for a serial logger to keep it.
@@ -69,7 +92,11 @@ func (u *Uploader) Spool(id string, body []byte) (string, error) {
 
 // post sends one report; a 4xx other than 408/429 is final (the station refused it).
 func (u *Uploader) post(ctx context.Context, body []byte) (final bool, err error) {
-	resp, err := u.client().Do(ctx, "POST", u.URL, map[string]string{"Content-Type": "application/json"}, body)
+	h := map[string]string{"Content-Type": "application/json"}
+	if u.Token != "" {
+		h["Authorization"] = "Bearer " + u.Token
+	}
+	resp, err := u.client().Do(ctx, "POST", u.URL, h, body)
 	if err != nil {
 		return false, err
 	}

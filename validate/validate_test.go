@@ -92,6 +92,7 @@ func TestParsePlanBad(t *testing.T) {
 		{"huge frame", "  - id: x\n    type: frames\n    rate: 5%\n    size: 100000000\n    max_loss_pct: 1\n", "size 100000000: want a frame size of 64..9018"},
 		{"tiny frame", "  - id: x\n    type: frames\n    rate: 5%\n    size: 10\n    max_loss_pct: 1\n", "size 10"},
 		{"bad cpus", "  - id: x\n    type: frames\n    rate: 5%\n    max_loss_pct: 1\n    cpus: zero\n", `cpus "zero": want a count of CPUs (1, 2, ...) or all`},
+		{"id with a space", "  - id: my link\n    type: link\n", `id "my link": use letters`},
 		{"sweep no knob", "  - id: x\n    type: sweep\n    values: 64..512\n", "sweep step needs knob and values"},
 		{"sweep bad knob", "  - id: x\n    type: sweep\n    knob: ring.rx\n    values: 64\n", `unknown knob "ring.rx"`},
 		{"sweep bad value", "  - id: x\n    type: sweep\n    knob: rings.rx\n    values: 64,lots\n", `rings.rx: want a positive number or max, have "lots"`},
@@ -358,5 +359,55 @@ func TestSweepStepDefaults(t *testing.T) {
 	}
 	if _, err := Parse([]byte("steps:\n  - id: rings\n    type: sweep\n    knob: rings.rx\n    values: 64\n"), "t.yaml"); err == nil || !strings.Contains(err.Error(), "give station.address") {
 		t.Errorf("a sweep without a station: %v", err)
+	}
+}
+
+// TestStationToken: the token comes from a file or the environment, and every POST
+// carries it as a bearer token; a station that refuses it (401) keeps the report spooled.
+func TestStationToken(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "token")
+	os.WriteFile(f, []byte("0123456789abcdef0123456789abcdef\n# a comment line after\n"), 0o600)
+	t.Setenv("LR_TEST_TOKEN", " fedcba9876543210 ")
+	for _, c := range []struct{ spec, want, err string }{
+		{f, "0123456789abcdef0123456789abcdef", ""},
+		{"@LR_TEST_TOKEN", "fedcba9876543210", ""},
+		{"@LR_TEST_UNSET", "", "LR_TEST_UNSET is empty or unset"},
+		{filepath.Join(dir, "none"), "", "no such file"},
+	} {
+		got, err := ReadToken(c.spec)
+		if got != c.want || (c.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%s: %q %v, want %q %q", c.spec, got, err, c.want, c.err)
+		}
+	}
+	os.WriteFile(f, []byte("two words\n"), 0o600)
+	if _, err := ReadToken(f); err == nil {
+		t.Error("a token with a blank taken")
+	}
+	var auth []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth = append(auth, r.Header.Get("Authorization"))
+		if r.Header.Get("Authorization") != "Bearer good-token-0123456" {
+			w.WriteHeader(401)
+			return
+		}
+		w.WriteHeader(201)
+	}))
+	defer srv.Close()
+	for _, c := range []struct {
+		tok  string
+		ok   bool
+		left int
+	}{{"bad-token-0123456789", false, 1}, {"good-token-0123456", true, 0}} {
+		spool := t.TempDir()
+		u := &Uploader{URL: srv.URL, SpoolDir: spool, Window: time.Second, Token: c.tok}
+		err := u.Deliver(context.Background(), "r1", []byte("{}"))
+		ents, _ := os.ReadDir(spool)
+		if (err == nil) != c.ok || len(ents) != c.left {
+			t.Errorf("token %s: %v, %d spooled", c.tok, err, len(ents))
+		}
+	}
+	if len(auth) != 2 || auth[0] != "Bearer bad-token-0123456789" {
+		t.Errorf("Authorization headers sent: %q", auth)
 	}
 }

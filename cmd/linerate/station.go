@@ -15,14 +15,15 @@ import (
 // without it, so its HTTP, store and metrics code never weighs on them.
 
 const stationUsage = `Usage: linerate station [--listen ADDR:PORT] [--data DIR] [--iperf3 ADDR:PORT|off]
-                        [--reflect IFACE] [--duration D]
+                        [--reflect IFACE] [--tokens FILE] [--read-tokens FILE] [--duration D]
 
 The line's station: receives the boards' validate reports (POST /api/reports), checks
 them and stores them durably (DIR/station.db), and serves
   /                          the boards with verdicts and key figures, filterable, and a
                              chart of throughput per board type over time
   /api/reports               the reports as JSON (?board=, ?verdict=, ?q=)
-  /api/reports/ID            one report; /api/reports/ID/junit.xml its JUnit XML
+  /api/reports/ID            one report; /api/reports/ID/junit.xml its JUnit XML;
+                             /api/reports/ID/sweep/STEP.svg the chart of a sweep step
   /metrics                   Prometheus metrics (boards tested, step results, throughput)
 It also runs the iperf3 server and the frame reflector the plans point at, so one
 command sets up a station. It runs until stopped (Ctrl-C, SIGTERM) or --duration.
@@ -32,6 +33,10 @@ Flags:
   --data DIR           where the store lives (default /var/lib/linerate-station)
   --iperf3 ADDR:PORT   the iperf3 server (default :5201; off for none)
   --reflect IFACE      reflect the boards' test frames on this port (default: none)
+  --tokens FILE        POST takes only these bearer tokens: lines "TOKEN NAME" ('#'
+                       comments); a report records its token's name and the address
+                       it came from. Without it anyone on the network may post.
+  --read-tokens FILE   the page and the API need one of these tokens (or a --tokens one)
   --duration D         stop after D (default: run until stopped)
 `
 
@@ -47,6 +52,8 @@ func stationCommand() command {
 			ip3 := fs.String("iperf3", ":5201", "")
 			reflect := fs.String("reflect", "", "")
 			duration := fs.Duration("duration", 0, "")
+			tokens := fs.String("tokens", "", "")
+			readTokens := fs.String("read-tokens", "", "")
 			pos, err := parseFlags(fs, args)
 			if err != nil {
 				return err
@@ -58,7 +65,7 @@ func stationCommand() command {
 				return usageError("--duration %v: want a positive duration, or none", *duration)
 			}
 			return station.Run(ctx, station.Config{Listen: *listen, Data: *data, Iperf3: *ip3, Reflect: *reflect, Duration: *duration,
-				Version: version, Log: log.New(stderr, "station: ", log.LstdFlags)})
+				Tokens: *tokens, ReadTokens: *readTokens, Version: version, Log: log.New(stderr, "station: ", log.LstdFlags)})
 		},
 	}
 }

@@ -38,6 +38,8 @@ Flags:
   --serial S          the board's serial number (default: the device tree's
                       serial-number, the SoC's, else one made from the MAC)
   --upload-window D   how long to keep re-sending a report (default 60s)
+  --station-token FILE|@NAME  the station's bearer token (station --tokens): a file, or
+                      an environment variable (default: the plan's station.token)
   --json              print the JSON report on stdout (progress goes to stderr)
 `
 
@@ -51,6 +53,7 @@ func validateCommand() command {
 			c := validateConfig{}
 			fs.StringVar(&c.reportDir, "report-dir", "", "")
 			fs.StringVar(&c.station, "station", "", "")
+			fs.StringVar(&c.token, "station-token", "", "")
 			fs.StringVar(&c.serial, "serial", "", "")
 			fs.DurationVar(&c.window, "upload-window", 60*time.Second, "")
 			fs.BoolVar(&c.json, "json", false, "")
@@ -72,9 +75,9 @@ func validateCommand() command {
 }
 
 type validateConfig struct {
-	reportDir, station, serial, root string
-	window                           time.Duration
-	json                             bool
+	reportDir, station, serial, root, token string
+	window                                  time.Duration
+	json                                    bool
 }
 
 func (c *validateConfig) run(ctx context.Context, p *validate.Plan, stdout, stderr io.Writer) error {
@@ -82,7 +85,18 @@ func (c *validateConfig) run(ctx context.Context, p *validate.Plan, stdout, stde
 	if c.json {
 		console = stderr
 	}
-	v := &factory.Validation{Plan: p, ReportDir: c.reportDir, StationURL: c.station, Serial: c.serial, Root: c.root,
+	spec := c.token
+	if spec == "" {
+		spec = p.Station.Token
+	}
+	var tok string
+	if spec != "" {
+		var err error
+		if tok, err = validate.ReadToken(spec); err != nil {
+			return usageError("--station-token or the plan's station.token: %v", err)
+		}
+	}
+	v := &factory.Validation{Plan: p, ReportDir: c.reportDir, StationURL: c.station, StationToken: tok, Serial: c.serial, Root: c.root,
 		API: nic.APIAuto, Version: version, UploadWindow: c.window, Console: console}
 	res, err := v.Run(ctx)
 	if err != nil {

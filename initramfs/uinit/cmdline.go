@@ -17,6 +17,7 @@ import (
 //	linerate.profile=NAME      a tune profile the job applies first (demo, e2e)
 //	linerate.plan=NAME|FILE    the factory plan the validate job runs (qemu-zc702, zc702, ...)
 //	linerate.station=URL       where validate POSTs its report (default: the plan's)
+//	linerate.token=TOKEN       the station's bearer token for the report (station --tokens)
 type Config struct {
 	Iface   string
 	IP      string // "" none, "dhcp", or a prefix
@@ -27,6 +28,7 @@ type Config struct {
 	Profile string
 	Plan    string
 	Station string
+	Token   string // the station's bearer token (linerate.token=)
 }
 
 // Jobs the image knows.
@@ -131,8 +133,10 @@ func ParseCmdline(s string) (Config, []Problem) {
 				continue
 			}
 			c.Station = v
+		case "token":
+			c.Token = v
 		default:
-			probs = append(probs, Problem{key, "unknown parameter (known: iface, ip, peer, run, after, profile, plan, station)"})
+			probs = append(probs, Problem{key, "unknown parameter (known: iface, ip, peer, run, after, profile, plan, station, token)"})
 		}
 	}
 	// What the job needs.

@@ -10,8 +10,8 @@ func TestParseCmdline(t *testing.T) {
 	if len(probs) != 0 || c.Run != "demo" || c.After != "reboot" || c.Prefix.String() != "198.18.5.2/24" || c.Peer.String() != "198.18.5.1" || c.Profile != "zc702" {
 		t.Errorf("cfg %+v, problems %v", c, probs)
 	}
-	c, probs = ParseCmdline("linerate.run=validate linerate.ip=dhcp linerate.plan=qemu-zc702 linerate.station=http://198.18.5.1:8080/api/reports")
-	if len(probs) != 0 || c.Run != "validate" || c.Plan != "qemu-zc702" || c.Station != "http://198.18.5.1:8080/api/reports" {
+	c, probs = ParseCmdline("linerate.run=validate linerate.ip=dhcp linerate.plan=qemu-zc702 linerate.station=http://198.18.5.1:8080/api/reports linerate.token=0123456789abcdef")
+	if len(probs) != 0 || c.Run != "validate" || c.Plan != "qemu-zc702" || c.Station != "http://198.18.5.1:8080/api/reports" || c.Token != "0123456789abcdef" {
 		t.Errorf("validate: %+v %v", c, probs)
 	}
 	c, probs = ParseCmdline("quiet")

@@ -203,6 +203,12 @@ func runJob(cfg Config, iface string) int {
 		if cfg.Station != "" {
 			args = append(args, "--station", cfg.Station)
 		}
+		if cfg.Token != "" {
+			// Through the environment: the step's line on the console names the variable,
+			// not the token.
+			os.Setenv("LINERATE_STATION_TOKEN", cfg.Token)
+			args = append(args, "--station-token", "@LINERATE_STATION_TOKEN")
+		}
 		rc, _ := step("validate", args...)
 		return rc
 	case "show":

@@ -1,0 +1,152 @@
+package station
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/zynqnet/linerate/validate"
+)
+
+// What a report may hold: far above any plan's (a board's plan has under 20 steps and
+// figures), far below what would slow the page or blow up the metrics.
+const (
+	MaxSteps    = 256
+	MaxFigures  = 256
+	MaxMeasured = 64 // per step
+	MaxIDLen    = 128
+	MaxText     = 256 // board, serial, MAC, interface, a step's id
+	// MaxFigure bounds a figure's magnitude: no measurement of a port comes near it
+	// (Mbit/s, µs, %, counts), while 1.7e308 flattens every chart.
+	MaxFigure = 1e12
+)
+
+// RejectError is a report the station refuses, with the HTTP status that says why:
+// 400 not a report at all, 413 too large, 422 a report that breaks the rules.
+type RejectError struct {
+	Status int
+	Msg    string
+}
+
+func (e *RejectError) Error() string { return e.Msg }
+
+func reject(status int, format string, a ...any) error {
+	return &RejectError{Status: status, Msg: fmt.Sprintf(format, a...)}
+}
+
+// SafeID says whether an id is made of the characters a URL path segment, a file name
+// and a log line take as they are: letters, digits, '.', '_' and '-', not "." or "..".
+func SafeID(id string) bool {
+	if id == "" || len(id) > MaxIDLen || id == "." || id == ".." {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// plain is text without control characters (a newline would forge a log line).
+func plain(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029 })
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) && math.Abs(x) <= MaxFigure }
+
+// DecodeReport reads and checks a report body: one strict JSON document and nothing
+// after it, a known schema, the fields the station needs, bounded sizes, safe ids and
+// text, finite figures, and a verdict and failed list that are what its steps say.
+func DecodeReport(body []byte) (*validate.Report, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var r validate.Report
+	if err := dec.Decode(&r); err != nil {
+		return nil, reject(400, "not a report: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, reject(400, "not a report: data after the JSON document (at byte %d)", dec.InputOffset())
+	}
+	if err := r.Check(); err != nil {
+		return nil, reject(422, "bad report: %v", err)
+	}
+	if err := checkReport(&r); err != nil {
+		return nil, reject(422, "bad report %s: %v", r.ID, err)
+	}
+	return &r, nil
+}
+
+func checkReport(r *validate.Report) error {
+	if !SafeID(r.ID) {
+		return fmt.Errorf("id: want 1..%d of A-Z a-z 0-9 . _ - (not . or ..)", MaxIDLen)
+	}
+	for name, v := range map[string]string{"board": r.Board, "serial": r.Serial, "mac": r.MAC, "interface": r.Interface, "model": r.Model, "linerate_version": r.Linerate} {
+		if len(v) > MaxText || !plain(v) {
+			return fmt.Errorf("%s: want at most %d characters without control characters", name, MaxText)
+		}
+	}
+	if len(r.Steps) > MaxSteps {
+		return fmt.Errorf("%d steps: at most %d", len(r.Steps), MaxSteps)
+	}
+	if len(r.Figures) > MaxFigures {
+		return fmt.Errorf("%d figures: at most %d", len(r.Figures), MaxFigures)
+	}
+	for k, v := range r.Figures {
+		if len(k) > MaxText || !plain(k) {
+			return fmt.Errorf("figure name %.40q: want at most %d characters without control characters", k, MaxText)
+		}
+		if !finite(v) {
+			return fmt.Errorf("figure %s = %g: want a finite number within ±%g", k, v, MaxFigure)
+		}
+	}
+	if !finite(r.Seconds) || r.Seconds < 0 {
+		return fmt.Errorf("seconds %g: want a finite duration", r.Seconds)
+	}
+	seen := map[string]bool{}
+	var failed []string
+	for _, s := range r.Steps {
+		if !SafeID(s.ID) {
+			return fmt.Errorf("step id %.40q: want 1..%d of A-Z a-z 0-9 . _ -", s.ID, MaxIDLen)
+		}
+		if seen[s.ID] {
+			return fmt.Errorf("step %s given twice", s.ID)
+		}
+		seen[s.ID] = true
+		if len(s.Measured) > MaxMeasured {
+			return fmt.Errorf("step %s: %d measurements, at most %d", s.ID, len(s.Measured), MaxMeasured)
+		}
+		for k, v := range s.Measured {
+			if !finite(v) {
+				return fmt.Errorf("step %s: %s = %g: want a finite number within ±%g", s.ID, k, v, MaxFigure)
+			}
+		}
+		if !s.Pass {
+			failed = append(failed, s.ID)
+		}
+	}
+	// The verdict is the steps': PASS exactly when every step passed, failed the steps
+	// that did not, in their order.
+	want := "PASS"
+	if len(failed) > 0 {
+		want = "FAIL"
+	}
+	if r.Verdict != want {
+		return fmt.Errorf("verdict %s, but its steps say %s (failed: %s)", r.Verdict, want, orNone(failed))
+	}
+	if !slices.Equal(r.Failed, failed) && !(len(r.Failed) == 0 && len(failed) == 0) {
+		return fmt.Errorf("failed lists %s, but the steps that failed are %s", orNone(r.Failed), orNone(failed))
+	}
+	return nil
+}
+
+func orNone(l []string) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	return strings.Join(l, ",")
+}
