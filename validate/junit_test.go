@@ -43,11 +43,11 @@ type junitFailure struct {
 }
 
 func junitByEncodingXML(r *Report) []byte {
-	s := junitSuite{Name: "linerate validate " + r.Board, Tests: len(r.Steps), Time: fmt.Sprintf("%.3f", r.Seconds),
+	s := junitSuite{Name: "linerate validate " + r.Board + " " + r.Serial, Tests: len(r.Steps), Time: fmt.Sprintf("%.3f", r.Seconds),
 		Timestamp: r.Started.UTC().Format("2006-01-02T15:04:05"), Hostname: r.Serial,
 		Props: []junitProp{{"board", r.Board}, {"serial", r.Serial}, {"mac", r.MAC}, {"interface", r.Interface}, {"verdict", r.Verdict}, {"linerate", r.Linerate}}}
 	for _, st := range r.Steps {
-		c := junitCase{Name: st.ID, Classname: "linerate." + r.Board + "." + st.Type, Time: fmt.Sprintf("%.3f", st.Seconds), SystemOut: st.Summary}
+		c := junitCase{Name: st.ID + " [" + r.Serial + "]", Classname: "linerate." + r.Board + "." + st.Type, Time: fmt.Sprintf("%.3f", st.Seconds), SystemOut: st.Summary}
 		if !st.Pass {
 			s.Failures++
 			msg := st.Summary

@@ -107,7 +107,8 @@ func trimFloat(v float64) string {
 }
 
 // JUnit renders the report as JUnit XML: one testsuite, one testcase per step (the
-// schema Jenkins and GitLab read). Written out here rather than with encoding/xml,
+// schema Jenkins and GitLab read), the board's serial in the suite's and every case's
+// name, so the reports of several boards in one CI job do not collide. Written out here rather than with encoding/xml,
 // whose reflection costs a board's binary about 40 KB for these few elements; the
 // tests hold the bytes to encoding/xml's MarshalIndent of the same document.
 func (r *Report) JUnit() ([]byte, error) {
@@ -119,7 +120,7 @@ func (r *Report) JUnit() ([]byte, error) {
 	}
 	var b strings.Builder
 	w := b.WriteString
-	w("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=" + xmlAttr("linerate validate "+r.Board) +
+	w("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=" + xmlAttr("linerate validate "+r.Board+" "+r.Serial) +
 		" tests=\"" + strconv.Itoa(len(r.Steps)) + "\" failures=\"" + strconv.Itoa(failures) + "\" time=" + xmlAttr(strconv.FormatFloat(r.Seconds, 'f', 3, 64)) +
 		" timestamp=" + xmlAttr(r.Started.UTC().Format("2006-01-02T15:04:05")) + " hostname=" + xmlAttr(r.Serial) + ">\n    <properties>\n")
 	for _, p := range [][2]string{{"board", r.Board}, {"serial", r.Serial}, {"mac", r.MAC}, {"interface", r.Interface}, {"verdict", r.Verdict}, {"linerate", r.Linerate}} {
@@ -127,7 +128,7 @@ func (r *Report) JUnit() ([]byte, error) {
 	}
 	w("    </properties>\n")
 	for _, st := range r.Steps {
-		w("    <testcase name=" + xmlAttr(st.ID) + " classname=" + xmlAttr("linerate."+r.Board+"."+st.Type) + " time=" + xmlAttr(strconv.FormatFloat(st.Seconds, 'f', 3, 64)) + ">")
+		w("    <testcase name=" + xmlAttr(st.ID+" ["+r.Serial+"]") + " classname=" + xmlAttr("linerate."+r.Board+"."+st.Type) + " time=" + xmlAttr(strconv.FormatFloat(st.Seconds, 'f', 3, 64)) + ">")
 		if !st.Pass {
 			msg := st.Summary
 			if st.Reason != "" {
