@@ -6,6 +6,7 @@ package factory
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,6 +35,8 @@ type Validation struct {
 	// StationURL overrides the plan's station.report_url; StationToken is the bearer
 	// token its POSTs carry ("": none).
 	StationURL, StationToken string
+	// StationTLS checks an https station (nil: the system's roots).
+	StationTLS *tls.Config
 	// Serial overrides the board's serial (device tree, SoC, else from the MAC).
 	Serial string
 	// Root is where /sys and /proc are read ("" or "/": this system).
@@ -168,7 +171,7 @@ func (r *run) header(ctx context.Context, start time.Time) (*validate.Report, er
 		rep.MAC = ifi.HardwareAddr.String()
 	}
 	rep.Serial = firstOf(r.Serial, id.Serial, macSerial(rep.MAC), "unknown")
-	if t, ok := stationTime(ctx, p.Station.ReportURL, r.StationURL); ok && start.Year() < 2020 {
+	if t, ok := stationTime(ctx, r.StationTLS, p.Station.ReportURL, r.StationURL); ok && start.Year() < 2020 {
 		// A board without a real-time clock boots in 1970: take the time of day from the
 		// station's HTTP Date header, for the report only (the system clock is left alone).
 		rep.Started = t.UTC()
@@ -188,7 +191,8 @@ func (r *run) uploader() *validate.Uploader {
 		dir = defaultReportDir()
 		r.ReportDir = dir
 	}
-	up := &validate.Uploader{URL: r.Plan.Station.ReportURL, SpoolDir: filepath.Join(dir, "spool"), Window: r.UploadWindow, Console: r.Console, Token: r.StationToken}
+	up := &validate.Uploader{URL: r.Plan.Station.ReportURL, SpoolDir: filepath.Join(dir, "spool"), Window: r.UploadWindow, Console: r.Console, Token: r.StationToken,
+		Client: &httpc.Client{Timeout: 10 * time.Second, TLS: r.StationTLS}}
 	if r.StationURL != "" {
 		up.URL = r.StationURL
 	}
@@ -272,8 +276,8 @@ func (r *run) finish(ctx context.Context, rep *validate.Report, up *validate.Upl
 }
 
 // stationTime reads the time of day from the station's HTTP Date header.
-func stationTime(ctx context.Context, urls ...string) (time.Time, bool) {
-	c := &httpc.Client{Timeout: 3 * time.Second}
+func stationTime(ctx context.Context, tc *tls.Config, urls ...string) (time.Time, bool) {
+	c := &httpc.Client{Timeout: 3 * time.Second, TLS: tc}
 	for _, u := range urls {
 		if u == "" {
 			continue

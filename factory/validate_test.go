@@ -23,11 +23,11 @@ func TestStationTime(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	got, ok := stationTime(context.Background(), "", srv.URL+"/api/reports")
+	got, ok := stationTime(context.Background(), nil, "", srv.URL+"/api/reports")
 	if !ok || time.Since(got).Abs() > 5*time.Second {
 		t.Fatalf("station time %v %v, want about now", got, ok)
 	}
-	if _, ok := stationTime(context.Background(), "http://127.0.0.1:1/"); ok {
+	if _, ok := stationTime(context.Background(), nil, "http://127.0.0.1:1/"); ok {
 		t.Fatal("a station that is down gave a time")
 	}
 }

@@ -2,6 +2,7 @@ package station
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log"
@@ -27,6 +28,8 @@ type Config struct {
 	// Tokens and ReadTokens are tokens files ("": none): POST needs a token of Tokens,
 	// every other request one of ReadTokens (or of Tokens) when it is given.
 	Tokens, ReadTokens string
+	// TLSCert and TLSKey (PEM files) serve https instead of http.
+	TLSCert, TLSKey string
 	// Duration stops the station after it; 0 runs until ctx ends.
 	Duration time.Duration
 	Version  string
@@ -57,6 +60,17 @@ func Run(ctx context.Context, c Config) error {
 			return badinput.Errorf("%s: %w", t.flag, err)
 		}
 	}
+	var tlsCfg *tls.Config
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return badinput.Errorf("--tls-cert and --tls-key go together: give both, or neither for http")
+	}
+	if c.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
+		if err != nil {
+			return badinput.Errorf("--tls-cert %s --tls-key %s: %w", c.TLSCert, c.TLSKey, err)
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	if err := os.MkdirAll(c.Data, 0o755); err != nil {
 		return err
 	}
@@ -76,7 +90,11 @@ func Run(ctx context.Context, c Config) error {
 	}
 	// A client that stalls cannot hold a connection: headers in 10 s, the body in a
 	// minute, the answer written in a minute, an idle keep-alive closed after two.
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, TLSConfig: tlsCfg, ErrorLog: logger}
+	scheme := "http"
+	if tlsCfg != nil {
+		ln, scheme = tls.NewListener(ln, tlsCfg), "https"
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -88,7 +106,7 @@ func Run(ctx context.Context, c Config) error {
 			errs <- fmt.Errorf("http: %w", err)
 		}
 	}()
-	logger.Printf("reports on http://%s/ (store %s)", ln.Addr(), c.Data)
+	logger.Printf("reports on %s://%s/ (store %s)", scheme, ln.Addr(), c.Data)
 	if write == nil {
 		logger.Printf("anyone who reaches %s may post reports: --tokens FILE locks it down", ln.Addr())
 	}

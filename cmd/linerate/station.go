@@ -15,7 +15,8 @@ import (
 // without it, so its HTTP, store and metrics code never weighs on them.
 
 const stationUsage = `Usage: linerate station [--listen ADDR:PORT] [--data DIR] [--iperf3 ADDR:PORT|off]
-                        [--reflect IFACE] [--tokens FILE] [--read-tokens FILE] [--duration D]
+                        [--reflect IFACE] [--tokens FILE] [--read-tokens FILE]
+                        [--tls-cert FILE --tls-key FILE] [--duration D]
 
 The line's station: receives the boards' validate reports (POST /api/reports), checks
 them and stores them durably (DIR/station.db), and serves
@@ -37,6 +38,8 @@ Flags:
                        comments); a report records its token's name and the address
                        it came from. Without it anyone on the network may post.
   --read-tokens FILE   the page and the API need one of these tokens (or a --tokens one)
+  --tls-cert FILE, --tls-key FILE   serve https with this certificate and key (PEM);
+                       the boards check it with validate --station-ca
   --duration D         stop after D (default: run until stopped)
 `
 
@@ -54,6 +57,8 @@ func stationCommand() command {
 			duration := fs.Duration("duration", 0, "")
 			tokens := fs.String("tokens", "", "")
 			readTokens := fs.String("read-tokens", "", "")
+			cert := fs.String("tls-cert", "", "")
+			key := fs.String("tls-key", "", "")
 			pos, err := parseFlags(fs, args)
 			if err != nil {
 				return err
@@ -65,7 +70,7 @@ func stationCommand() command {
 				return usageError("--duration %v: want a positive duration, or none", *duration)
 			}
 			return station.Run(ctx, station.Config{Listen: *listen, Data: *data, Iperf3: *ip3, Reflect: *reflect, Duration: *duration,
-				Tokens: *tokens, ReadTokens: *readTokens, Version: version, Log: log.New(stderr, "station: ", log.LstdFlags)})
+				Tokens: *tokens, ReadTokens: *readTokens, TLSCert: *cert, TLSKey: *key, Version: version, Log: log.New(stderr, "station: ", log.LstdFlags)})
 		},
 	}
 }

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -40,6 +43,8 @@ Flags:
   --upload-window D   how long to keep re-sending a report (default 60s)
   --station-token FILE|@NAME  the station's bearer token (station --tokens): a file, or
                       an environment variable (default: the plan's station.token)
+  --station-ca FILE   the CA certificate (PEM) an https station's certificate is
+                      checked against (default: the system's roots)
   --json              print the JSON report on stdout (progress goes to stderr)
 `
 
@@ -54,6 +59,7 @@ func validateCommand() command {
 			fs.StringVar(&c.reportDir, "report-dir", "", "")
 			fs.StringVar(&c.station, "station", "", "")
 			fs.StringVar(&c.token, "station-token", "", "")
+			fs.StringVar(&c.ca, "station-ca", "", "")
 			fs.StringVar(&c.serial, "serial", "", "")
 			fs.DurationVar(&c.window, "upload-window", 60*time.Second, "")
 			fs.BoolVar(&c.json, "json", false, "")
@@ -75,9 +81,9 @@ func validateCommand() command {
 }
 
 type validateConfig struct {
-	reportDir, station, serial, root, token string
-	window                                  time.Duration
-	json                                    bool
+	reportDir, station, serial, root, token, ca string
+	window                                      time.Duration
+	json                                        bool
 }
 
 func (c *validateConfig) run(ctx context.Context, p *validate.Plan, stdout, stderr io.Writer) error {
@@ -96,7 +102,19 @@ func (c *validateConfig) run(ctx context.Context, p *validate.Plan, stdout, stde
 			return usageError("--station-token or the plan's station.token: %v", err)
 		}
 	}
-	v := &factory.Validation{Plan: p, ReportDir: c.reportDir, StationURL: c.station, StationToken: tok, Serial: c.serial, Root: c.root,
+	var tc *tls.Config
+	if c.ca != "" {
+		b, err := os.ReadFile(c.ca)
+		if err != nil {
+			return usageError("--station-ca: %v", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(b) {
+			return usageError("--station-ca %s: no PEM certificate in it", c.ca)
+		}
+		tc = &tls.Config{RootCAs: pool}
+	}
+	v := &factory.Validation{Plan: p, ReportDir: c.reportDir, StationURL: c.station, StationToken: tok, StationTLS: tc, Serial: c.serial, Root: c.root,
 		API: nic.APIAuto, Version: version, UploadWindow: c.window, Console: console}
 	res, err := v.Run(ctx)
 	if err != nil {
