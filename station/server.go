@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"math"
 	"net/http"
 	"sort"
 	"strings"
@@ -93,6 +92,8 @@ func NewServer(store *Store, logger *log.Logger) (*Server, error) {
 	s.mux.HandleFunc("GET /api/reports/{id}", s.getReport)
 	s.mux.HandleFunc("GET /api/reports/{id}/junit.xml", s.getJUnit)
 	s.mux.HandleFunc("GET /api/reports/{id}/sweep/{step}", s.getSweepChart)
+	s.mux.HandleFunc("GET /api/reports.csv", s.reportsCSV)
+	s.mux.HandleFunc("GET /reports/{id}", s.reportPage)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	s.mux.HandleFunc("GET /{$}", s.page)
 	return s, nil
@@ -201,13 +202,28 @@ func filter(list []Summary, q map[string]string) []Summary {
 		if t := strings.ToLower(q["q"]); t != "" && !strings.Contains(strings.ToLower(x.Serial+" "+x.MAC+" "+x.ID+" "+x.Board), t) {
 			continue
 		}
+		// from and to are days (YYYY-MM-DD, the station's local time), both included.
+		day := x.Received.Local().Format("2006-01-02")
+		if f := q["from"]; f != "" && day < f {
+			continue
+		}
+		if t := q["to"]; t != "" && day > t {
+			continue
+		}
 		out = append(out, x)
 	}
 	return out
 }
 
 func query(req *http.Request) map[string]string {
-	return map[string]string{"board": req.URL.Query().Get("board"), "verdict": req.URL.Query().Get("verdict"), "q": req.URL.Query().Get("q")}
+	v := req.URL.Query()
+	q := map[string]string{"board": v.Get("board"), "verdict": v.Get("verdict"), "q": v.Get("q")}
+	for _, k := range []string{"from", "to"} {
+		if _, err := time.Parse("2006-01-02", v.Get(k)); err == nil {
+			q[k] = v.Get(k)
+		}
+	}
+	return q
 }
 
 func (s *Server) listReports(w http.ResponseWriter, req *http.Request) {
@@ -292,22 +308,6 @@ func (s *Server) getSweepChart(w http.ResponseWriter, req *http.Request) {
 	http.Error(w, "report "+r.ID+" has no sweep step "+id, http.StatusNotFound)
 }
 
-// throughput is a report's headline figure for the chart: the mean of its *_mbps
-// figures (the iperf3 steps), link speed aside.
-func throughput(f map[string]float64) (float64, bool) {
-	var sum float64
-	n := 0
-	for k, v := range f {
-		if strings.HasSuffix(k, "_mbps") && k != "speed_mbps" && !math.IsNaN(v) {
-			sum += v
-			n++
-		}
-	}
-	if n == 0 {
-		return 0, false
-	}
-	return sum / float64(n), true
-}
 
 func boardsOf(list []Summary) []string {
 	seen := map[string]bool{}

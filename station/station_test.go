@@ -20,7 +20,8 @@ func report(id, board, verdict string, mbps float64) []byte {
 	r := validate.Report{Schema: validate.SchemaVersion, ID: id, Verdict: verdict, Board: board, Serial: "SN-" + id, MAC: "00:0a:35:00:01:22",
 		Interface: "eth0", Started: time.Now().UTC(), Seconds: 12.5, Failed: []string{},
 		Figures: map[string]float64{"tcp-up_mbps": mbps, "speed_mbps": 1000},
-		Plan:    &validate.Plan{Name: "qemu-zc702", Budget: validate.Duration(4 * time.Minute), Steps: []validate.Step{{ID: "link", Type: "link", Timeout: validate.Duration(15 * time.Second)}}},
+		Plan:    &validate.Plan{Name: "qemu-zc702", Budget: validate.Duration(4 * time.Minute), Steps: []validate.Step{{ID: "link", Type: "link", Timeout: validate.Duration(15 * time.Second)},
+			{ID: "tcp-up", Type: "iperf3", Protocol: "tcp", Direction: "up"}}},
 		Steps: []validate.StepResult{{ID: "link", Type: "link", Pass: true, Summary: "1000 full"},
 			{ID: "tcp-up", Type: "iperf3", Pass: verdict == "PASS", Summary: fmt.Sprintf("TCP up %.1f Mbit/s", mbps), Measured: map[string]float64{"mbps": mbps}}}}
 	if verdict == "FAIL" {
@@ -123,7 +124,8 @@ func TestStation(t *testing.T) {
 		t.Errorf("missing report: %d", code)
 	}
 	_, page := get(t, hs.URL+"/")
-	for _, want := range []string{"3</span> of 3 reports", "2 PASS, 1 FAIL", "SN-a1", "SN-b1", `<span class="FAIL">FAIL</span>`, "<svg", "zcu102 (1)", "zc702 (2)", "tcp-up_mbps 941.5"} {
+	for _, want := range []string{"3</span> of 3 reports", "2 PASS, 1 FAIL", "SN-a1", "SN-b1", `<span class="FAIL">FAIL</span>`, "<svg", "zcu102 TCP up (1)", "zc702 TCP up (2)", "FAIL report", "tcp-up_mbps 941.5",
+		"First-pass yield", `<td>zc702</td><td>2</td><td>1</td><td>50.0%</td>`, `<td>tcp-up</td><td>1</td>`, `href="/reports/a1"`, "CSV of these reports"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}

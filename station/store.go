@@ -42,14 +42,43 @@ type brief struct {
 func recordOf(r *validate.Report, received time.Time, meta Meta) record {
 	rec := record{Summary: Summary{ID: r.ID, Board: r.Board, Model: r.Model, Serial: r.Serial, MAC: r.MAC, Verdict: r.Verdict,
 		Failed: r.Failed, Figures: r.Figures, Started: r.Started, Seconds: r.Seconds, Received: received.UTC(), Sweeps: sweepSteps(r.Steps), Meta: meta}}
+	dir := map[string]string{} // TCP iperf3 step id -> direction, from the plan
+	if r.Plan != nil {
+		for _, ps := range r.Plan.Steps {
+			if ps.Type == "iperf3" && (ps.Protocol == "tcp" || ps.Protocol == "") {
+				dir[ps.ID] = ps.Direction
+			}
+		}
+	}
+	sum, n := map[string]float64{}, map[string]int{}
 	for _, st := range r.Steps {
 		b := brief{ID: st.ID, Type: st.Type, Pass: st.Pass}
 		if v, ok := st.Measured["mbps"]; ok && st.Type == "iperf3" {
 			b.Mbps = &v
+			if d, ok := dir[st.ID]; ok && (d == "up" || d == "down") {
+				sum[d] += v
+				n[d]++
+			}
 		}
 		rec.Steps = append(rec.Steps, b)
 	}
+	for d := range sum {
+		if rec.TCP == nil {
+			rec.TCP = map[string]float64{}
+		}
+		rec.TCP[d] = sum[d] / float64(n[d])
+	}
 	return rec
+}
+
+// Meta is what the station recorded of a report's arrival.
+func (s *Store) Meta(id string) Meta {
+	var m Meta
+	s.db.View(func(tx *bolt.Tx) error {
+		json.Unmarshal(tx.Bucket(bucketMeta).Get([]byte(id)), &m)
+		return nil
+	})
+	return m
 }
 
 // Meta is what the station knows of a report beyond its body: the name of the token it
@@ -175,6 +204,10 @@ type Summary struct {
 	Received time.Time          `json:"received"`
 	// Sweeps are the ids of the report's sweep steps (each a chart).
 	Sweeps []string `json:"sweeps,omitempty"`
+	// TCP is the TCP throughput measured in each direction ("up": the board sent,
+	// "down"), Mbit/s, the mean of the TCP iperf3 steps of that direction. UDP steps run
+	// at a set rate and are left out.
+	TCP map[string]float64 `json:"tcp_mbps,omitempty"`
 	Meta
 }
 

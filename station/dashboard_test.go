@@ -1,0 +1,139 @@
+package station
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zynqnet/linerate/doctor"
+	"github.com/zynqnet/linerate/experiment"
+	"github.com/zynqnet/linerate/validate"
+)
+
+func TestFirstPassYieldAndPareto(t *testing.T) {
+	day := time.Date(2026, 11, 30, 10, 0, 0, 0, time.Local)
+	s := func(board, serial, verdict string, at time.Time, failed ...string) Summary {
+		return Summary{Board: board, Serial: serial, Verdict: verdict, Received: at, Failed: failed}
+	}
+	list := []Summary{
+		s("zc702", "A", "FAIL", day, "tcp-up", "frames"),
+		s("zc702", "A", "PASS", day.Add(time.Hour)), // a retest: A still failed its first test
+		s("zc702", "B", "PASS", day.Add(2*time.Hour)),
+		s("zc702", "C", "FAIL", day.Add(25*time.Hour), "tcp-up"),
+		s("zcu102", "D", "PASS", day.Add(3*time.Hour)),
+	}
+	got := FirstPassYield(list)
+	want := []Yield{{"zc702", "2026-12-01", 1, 0, 0}, {"zc702", "2026-11-30", 2, 1, 50}, {"zcu102", "2026-11-30", 1, 1, 100}}
+	if len(got) != len(want) {
+		t.Fatalf("yield %+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("yield %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	p := Pareto(list)
+	if len(p) != 2 || p[0].Step != "tcp-up" || p[0].Count != 2 || p[1].Step != "frames" || p[1].CumulativePct != 100 || int(p[0].CumulativePct) != 66 {
+		t.Errorf("pareto %+v", p)
+	}
+}
+
+// dashboardStation is a station with reports of two boards, one failed with doctor
+// findings and a sweep.
+func dashboardStation(t *testing.T) string {
+	t.Helper()
+	_, hs := newServer(t, t.TempDir())
+	t.Cleanup(hs.Close)
+	for _, b := range [][]byte{report("d1", "zc702", "PASS", 941), report("d3", "zcu102", "PASS", 938)} {
+		if code, msg := post(t, hs.URL, b); code != 201 {
+			t.Fatal(code, msg)
+		}
+	}
+	var r validate.Report
+	json.Unmarshal(report("d2", "zc702", "FAIL", 412), &r)
+	res := experiment.Result{Iface: "eth0", Knob: "rings.rx", Restored: true, Columns: []experiment.Column{{Key: "tcp_mbps", Unit: "Mbit/s"}},
+		Points: []experiment.Point{{Value: "64", Median: map[string]float64{"tcp_mbps": 2}}, {Value: "512", Median: map[string]float64{"tcp_mbps": 900}}}}
+	d, _ := json.Marshal(res)
+	r.Steps = append(r.Steps, validate.StepResult{ID: "rings", Type: "sweep", Pass: true, Summary: "rings.rx over 2 values", Detail: d})
+	r.Steps[1].Reason = "412.0 Mbit/s is below 930"
+	doc := doctor.Report{Interfaces: []doctor.Interface{{Name: "eth0", Findings: []doctor.Finding{{ID: "RX_RING_SMALL", Severity: doctor.Warn, Why: "the RX ring holds 64 frames", Fix: "linerate tune eth0 --profile zc702"}}}}}
+	r.Doctor, _ = json.Marshal(doc)
+	b, _ := json.Marshal(r)
+	if code, msg := post(t, hs.URL, b); code != 201 {
+		t.Fatal(code, msg)
+	}
+	return hs.URL
+}
+
+func TestReportPageAndCSV(t *testing.T) {
+	base := dashboardStation(t)
+	code, page := get(t, base+"/reports/d2")
+	for _, want := range []string{"zc702 SN-d2", `<span class="FAIL">FAIL</span>`, "412.0 Mbit/s is below 930", "Sweep rings", "sweep of rings.rx on eth0", "RX_RING_SMALL", "linerate tune eth0 --profile zc702", "posted from 127.0.0.1:"} {
+		if code != 200 || !strings.Contains(page, want) {
+			t.Errorf("report page lacks %q (%d)", want, code)
+		}
+	}
+	if code, _ := get(t, base+"/reports/nope"); code != 404 {
+		t.Errorf("an unknown report's page: %d", code)
+	}
+	code, c := get(t, base+"/api/reports.csv?board=zc702")
+	rows, err := csv.NewReader(strings.NewReader(c)).ReadAll()
+	if code != 200 || err != nil || len(rows) != 3 || rows[0][1] != "id" || rows[1][1] != "d1" || rows[2][5] != "FAIL" || rows[2][6] != "tcp-up" {
+		t.Errorf("CSV %d %v:\n%s", code, err, c)
+	}
+	tomorrow := time.Now().Add(24 * time.Hour).Format("2006-01-02")
+	if _, c := get(t, base+"/api/reports.csv?from="+tomorrow); strings.Count(c, "\n") != 1 {
+		t.Errorf("from tomorrow: %s", c)
+	}
+}
+
+// TestDashboardInChromium renders the page and a report's page in headless Chromium;
+// the screenshots are the test's artifacts (out/station-*.png).
+func TestDashboardInChromium(t *testing.T) {
+	if _, err := exec.LookPath("chromium"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("chromium is not installed: make test installs it")
+		}
+		t.Skip("no chromium")
+	}
+	base := dashboardStation(t)
+	out := filepath.Join("..", "out")
+	os.MkdirAll(out, 0o755)
+	for name, path := range map[string]string{"page": "/", "report": "/reports/d2"} {
+		shot := filepath.Join(out, "station-"+name+".png")
+		cmd := exec.Command("chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
+			"--window-size=1280,1000", "--screenshot="+shot, base+path)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("chromium %s: %v\n%s", path, err, b)
+		}
+		f, err := os.Open(shot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", shot, err)
+		}
+		// The FAIL badge and the failing step's bar are red (#c62828): the page rendered.
+		red := 0
+		for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y += 2 {
+			for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x += 2 {
+				r, g, b, _ := img.At(x, y).RGBA()
+				if r>>8 > 0xb0 && g>>8 < 0x50 && b>>8 < 0x50 {
+					red++
+				}
+			}
+		}
+		if red < 20 {
+			t.Errorf("%s: %d red pixels sampled: the page did not render its FAIL", shot, red)
+		}
+		t.Logf("%s: %s", path, shot)
+	}
+}
