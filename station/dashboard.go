@@ -136,7 +136,7 @@ func (s *Server) reportsCSV(w http.ResponseWriter, req *http.Request) {
 }
 
 var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"num": trim,
+	"num":  trim,
 	"when": func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
 	"join": func(s []string) string { return strings.Join(s, ", ") },
 	"res": func(p bool) string {

@@ -308,7 +308,6 @@ func (s *Server) getSweepChart(w http.ResponseWriter, req *http.Request) {
 	http.Error(w, "report "+r.ID+" has no sweep step "+id, http.StatusNotFound)
 }
 
-
 func boardsOf(list []Summary) []string {
 	seen := map[string]bool{}
 	var out []string

@@ -20,7 +20,7 @@ func report(id, board, verdict string, mbps float64) []byte {
 	r := validate.Report{Schema: validate.SchemaVersion, ID: id, Verdict: verdict, Board: board, Serial: "SN-" + id, MAC: "00:0a:35:00:01:22",
 		Interface: "eth0", Started: time.Now().UTC(), Seconds: 12.5, Failed: []string{},
 		Figures: map[string]float64{"tcp-up_mbps": mbps, "speed_mbps": 1000},
-		Plan:    &validate.Plan{Name: "qemu-zc702", Budget: validate.Duration(4 * time.Minute), Steps: []validate.Step{{ID: "link", Type: "link", Timeout: validate.Duration(15 * time.Second)},
+		Plan: &validate.Plan{Name: "qemu-zc702", Budget: validate.Duration(4 * time.Minute), Steps: []validate.Step{{ID: "link", Type: "link", Timeout: validate.Duration(15 * time.Second)},
 			{ID: "tcp-up", Type: "iperf3", Protocol: "tcp", Direction: "up"}}},
 		Steps: []validate.StepResult{{ID: "link", Type: "link", Pass: true, Summary: "1000 full"},
 			{ID: "tcp-up", Type: "iperf3", Pass: verdict == "PASS", Summary: fmt.Sprintf("TCP up %.1f Mbit/s", mbps), Measured: map[string]float64{"mbps": mbps}}}}
