@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -130,9 +131,17 @@ func TestSweepInterrupted(t *testing.T) {
 	a, _, _ := sweepPair(t)
 	before := rmemOf(t, a)
 	state := filepath.Join(t.TempDir(), "state")
-	cmd, out, errOut := linerateIn(t, a, "sweep", "a0", "--knob", "sysctl.net.ipv4.tcp_rmem",
+	args, _ := json.Marshal([]string{"sweep", "a0", "--knob", "sysctl.net.ipv4.tcp_rmem",
 		"--values", "4096 4096 4096;4096 65536 65536;4096 87380 4194304", "--iperf3", "198.18.7.2", "--direction", "down",
-		"--duration", "2s", "--state-dir", state)
+		"--duration", "2s", "--state-dir", state})
+	// Read while the sweep runs: its output goes through a buffer that locks.
+	var out, errOut lockedBuf
+	cmd := exec.Command("ip", "netns", "exec", a.Name, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "LINERATE_RUN_ARGS="+string(args), "GORACE=atexit_sleep_ms=0")
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(60 * time.Second)
 	for !strings.Contains(out.String(), "tcp_mbps") && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
@@ -145,7 +154,7 @@ func TestSweepInterrupted(t *testing.T) {
 		t.Fatal("the sweep did not end on SIGINT")
 	}
 	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(out.String(), "interrupted; sysctl.net.ipv4.tcp_rmem given back") {
-		t.Errorf("exit %d:\n%s\n%s", code, out, errOut)
+		t.Errorf("exit %d:\n%s\n%s", code, out.String(), errOut.String())
 	}
 	if got := rmemOf(t, a); got != before {
 		t.Errorf("tcp_rmem after SIGINT %q, before %q", got, before)
@@ -153,6 +162,24 @@ func TestSweepInterrupted(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(state, "sweep", "tune-a0.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the sweep's journal is left behind: %v", err)
 	}
+}
+
+// lockedBuf is a buffer a process writes while the test reads it.
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // TestAutotuneAndCompare: autotune picks the default receive buffer over a 4 KB one for
