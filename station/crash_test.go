@@ -21,18 +21,22 @@ import (
 // STATION_HELPER=DIR,ADDR it runs a station on DIR at ADDR until killed.
 func TestMain(m *testing.M) {
 	if v := os.Getenv("STATION_HELPER"); v != "" {
-		dir, addr, _ := strings.Cut(v, ",")
-		err := Run(context.Background(), Config{Listen: addr, Data: dir, Iperf3: "off", Duration: 2 * time.Minute, Log: log.New(io.Discard, "", 0)})
+		f := strings.SplitN(v, ",", 3)
+		dir, addr, db := f[0], f[1], ""
+		if len(f) == 3 {
+			db = f[2]
+		}
+		err := Run(context.Background(), Config{Listen: addr, Data: dir, DB: db, Iperf3: "off", Duration: 2 * time.Minute, Log: log.New(io.Discard, "", 0)})
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	os.Exit(m.Run())
 }
 
-func startHelper(t *testing.T, dir, addr string) *exec.Cmd {
+func startHelper(t *testing.T, dir, addr, db string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "STATION_HELPER="+dir+","+addr)
+	cmd.Env = append(os.Environ(), "STATION_HELPER="+dir+","+addr+","+db)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -51,12 +55,15 @@ func startHelper(t *testing.T, dir, addr string) *exec.Cmd {
 
 // TestKillDuringBurst: boards post in a burst; the station is killed (SIGKILL) in the
 // middle; a station started again on the store has every report it acknowledged.
-func TestKillDuringBurst(t *testing.T) {
+func TestKillDuringBurst(t *testing.T) { killDuringBurst(t, "") }
+
+// killDuringBurst runs the burst against a station on the bbolt store, or on db.
+func killDuringBurst(t *testing.T, db string) {
 	dir := t.TempDir()
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := startHelper(t, dir, addr)
+	cmd := startHelper(t, dir, addr, db)
 	var mu sync.Mutex
 	var acked []string
 	var wg sync.WaitGroup
@@ -90,7 +97,7 @@ func TestKillDuringBurst(t *testing.T) {
 	if n == 0 || n >= 800 {
 		t.Fatalf("%d reports acknowledged before the kill: the kill did not land mid-burst", n)
 	}
-	cmd = startHelper(t, dir, addr)
+	cmd = startHelper(t, dir, addr, db)
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	resp, err := client.Get("http://" + addr + "/api/reports")
 	if err != nil {

@@ -21,8 +21,11 @@ import (
 // Config is a whole station: the report service, and the iperf3 server and frame
 // reflector that the boards' plans measure against.
 type Config struct {
-	Listen  string // HTTP address, :8080
-	Data    string // the store's directory
+	Listen string // HTTP address, :8080
+	Data   string // the store's directory
+	// DB, when given, stores in PostgreSQL instead (postgres://USER@HOST/DB or key=value
+	// settings): every station of a line on one database shares one history.
+	DB      string
 	Iperf3  string // ADDR:PORT of the iperf3 server; "" or "off" for none
 	Reflect string // the port to reflect test frames on; "" for none
 	// Tokens and ReadTokens are tokens files ("": none): POST needs a token of Tokens,
@@ -71,12 +74,23 @@ func Run(ctx context.Context, c Config) error {
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	if err := os.MkdirAll(c.Data, 0o755); err != nil {
-		return err
-	}
-	store, err := Open(c.Data)
-	if err != nil {
-		return err
+	var store Backend
+	where := c.Data
+	if c.DB != "" {
+		pg, err := OpenPG(ctx, c.DB)
+		if err != nil {
+			return err
+		}
+		store, where = pg, "PostgreSQL"
+	} else {
+		if err := os.MkdirAll(c.Data, 0o755); err != nil {
+			return err
+		}
+		bb, err := Open(c.Data)
+		if err != nil {
+			return err
+		}
+		store = bb
 	}
 	defer store.Close()
 	srv, err := NewServer(store, logger)
@@ -106,7 +120,7 @@ func Run(ctx context.Context, c Config) error {
 			errs <- fmt.Errorf("http: %w", err)
 		}
 	}()
-	logger.Printf("reports on %s://%s/ (store %s)", scheme, ln.Addr(), c.Data)
+	logger.Printf("reports on %s://%s/ (store %s)", scheme, ln.Addr(), where)
 	if write == nil {
 		logger.Printf("anyone who reaches %s may post reports: --tokens FILE locks it down", ln.Addr())
 	}

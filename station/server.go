@@ -25,7 +25,7 @@ const MaxReportBytes = 4 << 20
 
 // Server is the station's HTTP side.
 type Server struct {
-	store   *Store
+	store   Backend
 	log     *log.Logger
 	mux     *http.ServeMux
 	reg     *prometheus.Registry
@@ -70,7 +70,7 @@ func (s *Server) label(kind, v string) string {
 }
 
 // NewServer serves store; the metrics start from what the store holds.
-func NewServer(store *Store, logger *log.Logger) (*Server, error) {
+func NewServer(store Backend, logger *log.Logger) (*Server, error) {
 	s := &Server{store: store, log: logger, mux: http.NewServeMux(), reg: prometheus.NewRegistry(), started: time.Now()}
 	s.tested = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "linerate_boards_tested_total", Help: "Reports received, by board type and verdict."}, []string{"board", "verdict"})
 	s.steps = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "linerate_step_results_total", Help: "Step outcomes, by board type, step and result."}, []string{"board", "step", "result"})

@@ -16,7 +16,7 @@ import (
 
 const stationUsage = `Usage: linerate station [--listen ADDR:PORT] [--data DIR] [--iperf3 ADDR:PORT|off]
                         [--reflect IFACE] [--tokens FILE] [--read-tokens FILE]
-                        [--tls-cert FILE --tls-key FILE] [--duration D]
+                        [--tls-cert FILE --tls-key FILE] [--db postgres://...] [--duration D]
 
 The line's station: receives the boards' validate reports (POST /api/reports), checks
 them and stores them durably (DIR/station.db), and serves
@@ -32,6 +32,9 @@ command sets up a station. It runs until stopped (Ctrl-C, SIGTERM) or --duration
 Flags:
   --listen ADDR:PORT   HTTP (default :8080)
   --data DIR           where the store lives (default /var/lib/linerate-station)
+  --db URL             store in PostgreSQL instead (postgres://USER@HOST/DB, or
+                       key=value settings): the stations of a line on one database
+                       share one history; the station creates and migrates its tables
   --iperf3 ADDR:PORT   the iperf3 server (default :5201; off for none)
   --reflect IFACE      reflect the boards' test frames on this port (default: none)
   --tokens FILE        POST takes only these bearer tokens: lines "TOKEN NAME" ('#'
@@ -57,6 +60,7 @@ func stationCommand() command {
 			duration := fs.Duration("duration", 0, "")
 			tokens := fs.String("tokens", "", "")
 			readTokens := fs.String("read-tokens", "", "")
+			db := fs.String("db", "", "")
 			cert := fs.String("tls-cert", "", "")
 			key := fs.String("tls-key", "", "")
 			pos, err := parseFlags(fs, args)
@@ -70,7 +74,7 @@ func stationCommand() command {
 				return usageError("--duration %v: want a positive duration, or none", *duration)
 			}
 			return station.Run(ctx, station.Config{Listen: *listen, Data: *data, Iperf3: *ip3, Reflect: *reflect, Duration: *duration,
-				Tokens: *tokens, ReadTokens: *readTokens, TLSCert: *cert, TLSKey: *key, Version: version, Log: log.New(stderr, "station: ", log.LstdFlags)})
+				DB: *db, Tokens: *tokens, ReadTokens: *readTokens, TLSCert: *cert, TLSKey: *key, Version: version, Log: log.New(stderr, "station: ", log.LstdFlags)})
 		},
 	}
 }
