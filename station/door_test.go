@@ -244,3 +244,24 @@ func BenchmarkPage10k(b *testing.B) {
 		}
 	})
 }
+
+// TestBoardsTestedOncePerSerial: a board retested counts once among the boards tested
+// (with its first verdict) and every time among the reports.
+func TestBoardsTestedOncePerSerial(t *testing.T) {
+	_, hs := newServer(t, t.TempDir())
+	defer hs.Close()
+	post(t, hs.URL, mutate("x1", func(r *validate.Report) {
+		r.Serial, r.Verdict, r.Failed, r.Steps[1].Pass = "SN-X", "FAIL", []string{"tcp-up"}, false
+	}))
+	post(t, hs.URL, mutate("x2", func(r *validate.Report) { r.Serial = "SN-X" }))
+	_, m := get(t, hs.URL+"/metrics")
+	for _, want := range []string{`linerate_boards_tested_total{board="zc702",verdict="FAIL"} 1`, `linerate_reports_total{board="zc702",verdict="FAIL"} 1`,
+		`linerate_reports_total{board="zc702",verdict="PASS"} 1`, `linerate_throughput_bits_per_second_sum{board="zc702",step="tcp-up"} 1.8e+09`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if strings.Contains(m, `linerate_boards_tested_total{board="zc702",verdict="PASS"}`) {
+		t.Error("the retest counted as a second board")
+	}
+}

@@ -30,6 +30,8 @@ type Server struct {
 	mux     *http.ServeMux
 	reg     *prometheus.Registry
 	tested  *prometheus.CounterVec
+	reports *prometheus.CounterVec
+	serials map[string]bool // board + serial already counted as tested (under mu)
 	steps   *prometheus.CounterVec
 	mbps    *prometheus.HistogramVec
 	stored  prometheus.GaugeFunc
@@ -72,12 +74,13 @@ func (s *Server) label(kind, v string) string {
 // NewServer serves store; the metrics start from what the store holds.
 func NewServer(store Backend, logger *log.Logger) (*Server, error) {
 	s := &Server{store: store, log: logger, mux: http.NewServeMux(), reg: prometheus.NewRegistry(), started: time.Now()}
-	s.tested = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "linerate_boards_tested_total", Help: "Reports received, by board type and verdict."}, []string{"board", "verdict"})
+	s.tested = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "linerate_boards_tested_total", Help: "Boards tested, each serial once (its first report), by board type and that report's verdict."}, []string{"board", "verdict"})
+	s.reports = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "linerate_reports_total", Help: "Reports received, retests included, by board type and verdict."}, []string{"board", "verdict"})
 	s.steps = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "linerate_step_results_total", Help: "Step outcomes, by board type, step and result."}, []string{"board", "step", "result"})
-	s.mbps = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "linerate_throughput_mbps", Help: "Measured throughput of the iperf3 steps, Mbit/s.",
-		Buckets: []float64{1, 5, 10, 50, 100, 200, 500, 800, 900, 930, 950, 1000, 2500, 5000, 10000}}, []string{"board", "step"})
+	s.mbps = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "linerate_throughput_bits_per_second", Help: "Measured throughput of the iperf3 steps, bit/s.",
+		Buckets: []float64{1e6, 5e6, 10e6, 50e6, 100e6, 200e6, 500e6, 800e6, 900e6, 930e6, 950e6, 1e9, 2.5e9, 5e9, 10e9}}, []string{"board", "step"})
 	s.stored = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "linerate_reports_stored", Help: "Reports in the store."}, func() float64 { return float64(s.count.Load()) })
-	s.reg.MustRegister(s.tested, s.steps, s.mbps, s.stored)
+	s.reg.MustRegister(s.tested, s.reports, s.steps, s.mbps, s.stored)
 	// The metrics start from the summary records, not the whole reports: a restart
 	// with thousands of reports reads kilobytes each, not their show and doctor.
 	recs, err := store.records()
@@ -102,7 +105,17 @@ func NewServer(store Backend, logger *log.Logger) (*Server, error) {
 func (s *Server) observe(r *record) {
 	s.count.Add(1)
 	board := s.label("board", r.Board)
-	s.tested.WithLabelValues(board, r.Verdict).Inc()
+	s.reports.WithLabelValues(board, r.Verdict).Inc()
+	s.mu.Lock()
+	first := !s.serials[r.Board+"\x00"+r.Serial]
+	if s.serials == nil {
+		s.serials = map[string]bool{}
+	}
+	s.serials[r.Board+"\x00"+r.Serial] = true
+	s.mu.Unlock()
+	if first {
+		s.tested.WithLabelValues(board, r.Verdict).Inc()
+	}
 	for _, st := range r.Steps {
 		res := "pass"
 		if !st.Pass {
@@ -111,7 +124,7 @@ func (s *Server) observe(r *record) {
 		step := s.label("step", st.ID)
 		s.steps.WithLabelValues(board, step, res).Inc()
 		if st.Mbps != nil {
-			s.mbps.WithLabelValues(board, step).Observe(*st.Mbps)
+			s.mbps.WithLabelValues(board, step).Observe(*st.Mbps * 1e6)
 		}
 	}
 }

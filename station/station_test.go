@@ -135,7 +135,7 @@ func TestStation(t *testing.T) {
 	}
 	_, metrics := get(t, hs.URL+"/metrics")
 	for _, want := range []string{`linerate_boards_tested_total{board="zc702",verdict="PASS"} 1`, `linerate_boards_tested_total{board="zc702",verdict="FAIL"} 1`,
-		`linerate_step_results_total{board="zc702",result="fail",step="tcp-up"} 1`, `linerate_throughput_mbps_count{board="zcu102",step="tcp-up"} 1`, "linerate_reports_stored 3"} {
+		`linerate_step_results_total{board="zc702",result="fail",step="tcp-up"} 1`, `linerate_throughput_bits_per_second_count{board="zcu102",step="tcp-up"} 1`, `linerate_reports_total{board="zc702",verdict="PASS"} 1`, "linerate_reports_stored 3"} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %s", want)
 		}
