@@ -119,6 +119,15 @@ func TestPostgres(t *testing.T) {
 	if _, list := get(t, b.URL+"/api/reports"); !strings.Contains(list, `"posted_by": "fixture-1"`) {
 		t.Errorf("the other station does not see who posted p4: %s", list)
 	}
+	// A store that cannot answer is a 500, not a report that is not there.
+	gone, _ := OpenPG(context.Background(), conn)
+	gs, _ := NewServer(gone, log.New(io.Discard, "", 0))
+	gone.Close()
+	ghs := httptest.NewServer(gs)
+	defer ghs.Close()
+	if code, _ := get(t, ghs.URL+"/api/reports/p1"); code != 500 {
+		t.Errorf("a store that cannot answer: %d, want 500", code)
+	}
 	// A station finding a schema newer than it knows refuses to run on it.
 	st, _ := OpenPG(context.Background(), conn)
 	st.pool.Exec(context.Background(), `UPDATE linerate_schema SET version = 99`)

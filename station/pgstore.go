@@ -19,7 +19,9 @@ type Backend interface {
 	// Put stores a checked report, its body and meta in one transaction; ErrExists for
 	// the same id and body again, ErrConflict for the same id with another body.
 	Put(r *validate.Report, body []byte, received time.Time, meta Meta) error
-	Get(id string) ([]byte, bool)
+	// Get returns a report's JSON; ErrNotFound for an id not stored, another error when
+	// the store cannot answer.
+	Get(id string) ([]byte, error)
 	List() ([]Summary, error)
 	Meta(id string) Meta
 	Close() error
@@ -136,14 +138,15 @@ func (s *PGStore) Put(r *validate.Report, body []byte, received time.Time, meta 
 }
 
 // Get returns a stored report's JSON.
-func (s *PGStore) Get(id string) ([]byte, bool) {
+func (s *PGStore) Get(id string) ([]byte, error) {
 	ctx, cancel := pgCtx()
 	defer cancel()
 	var b []byte
-	if err := s.pool.QueryRow(ctx, `SELECT body FROM linerate_reports WHERE id = $1`, id).Scan(&b); err != nil {
-		return nil, false
+	err := s.pool.QueryRow(ctx, `SELECT body FROM linerate_reports WHERE id = $1`, id).Scan(&b)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNotFound
 	}
-	return b, true
+	return b, err
 }
 
 // Meta is what the station recorded of a report's arrival.

@@ -257,11 +257,15 @@ func (s *Server) listReports(w http.ResponseWriter, req *http.Request) {
 
 // lookup answers 404 for an unknown id.
 func (s *Server) lookup(w http.ResponseWriter, req *http.Request) ([]byte, bool) {
-	body, ok := s.store.Get(req.PathValue("id"))
-	if !ok {
+	body, err := s.store.Get(req.PathValue("id"))
+	switch {
+	case errors.Is(err, ErrNotFound):
 		http.Error(w, "no report "+req.PathValue("id"), http.StatusNotFound)
+	case err != nil:
+		s.log.Printf("read report %s: %v", req.PathValue("id"), err)
+		http.Error(w, "the station could not read the store: "+err.Error(), http.StatusInternalServerError)
 	}
-	return body, ok
+	return body, err == nil
 }
 
 func (s *Server) getReport(w http.ResponseWriter, req *http.Request) {

@@ -177,16 +177,22 @@ func (s *Store) Put(r *validate.Report, body []byte, received time.Time, meta Me
 	})
 }
 
+// ErrNotFound is Get's answer for an id that is not stored.
+var ErrNotFound = errors.New("no such report")
+
 // Get returns a stored report's JSON.
-func (s *Store) Get(id string) ([]byte, bool) {
+func (s *Store) Get(id string) ([]byte, error) {
 	var out []byte
-	s.db.View(func(tx *bolt.Tx) error {
+	err := s.db.View(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(bucketReports).Get([]byte(id)); v != nil {
 			out = append([]byte{}, v...)
 		}
 		return nil
 	})
-	return out, out != nil
+	if err == nil && out == nil {
+		err = ErrNotFound
+	}
+	return out, err
 }
 
 // Summary is a report as the list and the page show it.
