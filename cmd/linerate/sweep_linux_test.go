@@ -125,42 +125,45 @@ func TestSweepInNamespaces(t *testing.T) {
 	os.WriteFile(filepath.Join("..", "..", "out", "sweep-veth.svg"), s, 0o644)
 }
 
-// TestSweepInterrupted: SIGINT in the middle of a sweep gives tcp_rmem back, removes the
-// sweep's journal, keeps the points measured so far and exits 1.
+// TestSweepInterrupted: SIGINT (Ctrl-C) or SIGTERM in the middle of a sweep gives
+// tcp_rmem back, removes the sweep's journal, keeps the points measured so far and
+// exits 1.
 func TestSweepInterrupted(t *testing.T) {
 	a, _, _ := sweepPair(t)
 	before := rmemOf(t, a)
-	state := filepath.Join(t.TempDir(), "state")
-	args, _ := json.Marshal([]string{"sweep", "a0", "--knob", "sysctl.net.ipv4.tcp_rmem",
-		"--values", "4096 4096 4096;4096 65536 65536;4096 87380 4194304", "--iperf3", "198.18.7.2", "--direction", "down",
-		"--duration", "2s", "--state-dir", state})
-	// Read while the sweep runs: its output goes through a buffer that locks.
-	var out, errOut lockedBuf
-	cmd := exec.Command("ip", "netns", "exec", a.Name, os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "LINERATE_RUN_ARGS="+string(args), "GORACE=atexit_sleep_ms=0")
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(out.String(), "tcp_mbps") && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if mid := rmemOf(t, a); mid == before {
-		t.Errorf("mid-sweep tcp_rmem is still %q", mid)
-	}
-	cmd.Process.Signal(syscall.SIGINT)
-	if !waitOrKill(cmd, 30*time.Second) {
-		t.Fatal("the sweep did not end on SIGINT")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(out.String(), "interrupted; sysctl.net.ipv4.tcp_rmem given back") {
-		t.Errorf("exit %d:\n%s\n%s", code, out.String(), errOut.String())
-	}
-	if got := rmemOf(t, a); got != before {
-		t.Errorf("tcp_rmem after SIGINT %q, before %q", got, before)
-	}
-	if _, err := os.Stat(filepath.Join(state, "sweep", "tune-a0.json")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the sweep's journal is left behind: %v", err)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		state := filepath.Join(t.TempDir(), "state")
+		args, _ := json.Marshal([]string{"sweep", "a0", "--knob", "sysctl.net.ipv4.tcp_rmem",
+			"--values", "4096 4096 4096;4096 65536 65536;4096 87380 4194304", "--iperf3", "198.18.7.2", "--direction", "down",
+			"--duration", "2s", "--state-dir", state})
+		// Read while the sweep runs: its output goes through a buffer that locks.
+		var out, errOut lockedBuf
+		cmd := exec.Command("ip", "netns", "exec", a.Name, os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "LINERATE_RUN_ARGS="+string(args), "GORACE=atexit_sleep_ms=0")
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(60 * time.Second)
+		for !strings.Contains(out.String(), "tcp_mbps") && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if mid := rmemOf(t, a); mid == before {
+			t.Errorf("%v: mid-sweep tcp_rmem is still %q", sig, mid)
+		}
+		cmd.Process.Signal(sig) // ip netns exec has exec'd the sweep: this PID is it
+		if !waitOrKill(cmd, 30*time.Second) {
+			t.Fatalf("the sweep did not end on %v", sig)
+		}
+		if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(out.String(), "interrupted; sysctl.net.ipv4.tcp_rmem given back") {
+			t.Errorf("%v: exit %d:\n%s\n%s", sig, code, out.String(), errOut.String())
+		}
+		if got := rmemOf(t, a); got != before {
+			t.Errorf("tcp_rmem after %v %q, before %q", sig, got, before)
+		}
+		if _, err := os.Stat(filepath.Join(state, "sweep", "tune-a0.json")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%v: the sweep's journal is left behind: %v", sig, err)
+		}
 	}
 }
 
