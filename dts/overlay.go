@@ -3,11 +3,13 @@ package dts
 import (
 	"fmt"
 	"net"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/u-root/u-root/pkg/dt"
 	"github.com/zynqnet/linerate/board"
+	"github.com/zynqnet/linerate/internal/atomicfile"
 	"github.com/zynqnet/linerate/tune"
 )
 
@@ -360,4 +362,14 @@ func (o *Overlay) Prepare(boardName, basePath string) error {
 		}
 	}
 	return nil
+}
+
+// WriteFile renders the overlay by the file's extension (.dts, .dtso source; .dtbo,
+// .dtb binary) and writes it atomically; it returns the bytes written.
+func (o *Overlay) WriteFile(path string) (int, error) {
+	data, err := o.Render(strings.ToLower(filepath.Ext(path)))
+	if err != nil {
+		return 0, err
+	}
+	return len(data), atomicfile.Write(path, data, 0o644)
 }

@@ -3,8 +3,10 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
+	"github.com/zynqnet/linerate/dts"
 	"github.com/zynqnet/linerate/tune"
 )
 
@@ -124,4 +126,20 @@ func ProfileYAML(r *Result, p *Point, o Objective) ([]byte, error) {
 		return nil, fmt.Errorf("the profile autotune wrote does not parse: %w", err)
 	}
 	return []byte(b.String()), nil
+}
+
+// RingOverlay is the board's GEM overlay that sets the ring depth knob (rings.rx or
+// rings.tx) to value, for 'tune --from-dt' at boot.
+func RingOverlay(board, gem, knob, value string) (*dts.Overlay, error) {
+	n, err := strconv.ParseUint(value, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("--write-overlay: %s=%s is not a depth", knob, value)
+	}
+	ov := &dts.Overlay{GEM: gem, Comment: "linerate autotune: " + knob + "=" + value}
+	if knob == "rings.rx" {
+		ov.RxRing = uint32(n)
+	} else {
+		ov.TxRing = uint32(n)
+	}
+	return ov, ov.Prepare(board, "")
 }

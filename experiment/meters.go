@@ -2,8 +2,10 @@ package experiment
 
 import (
 	"context"
-	"errors"
+	"strings"
+
 	"fmt"
+	"github.com/zynqnet/linerate/internal/badinput"
 	"net"
 	"strconv"
 	"time"
@@ -12,6 +14,78 @@ import (
 	"github.com/zynqnet/linerate/netperf/frames"
 	"github.com/zynqnet/linerate/netperf/iperf3"
 )
+
+// MeterSpec is what to measure, as a command line gives it.
+type MeterSpec struct {
+	Iperf3    string // HOST[:PORT] of an iperf3 server ("": no TCP)
+	Direction string // up (the port sends) or down
+	Reflector string // the reflector's MAC ("": no frames)
+	Sizes     string // frame sizes with FCS, comma-separated
+	Rate      string // the frames' rate (frames.ParseRate)
+	CPUs      string // senders and rings (engine.ParseCPUs)
+	Duration  time.Duration
+	Version   string // linerate's, for iperf3's cookie and banner
+}
+
+// Meters checks the spec and builds its meters on root's iface; an error names the
+// flag and what it takes.
+func (m MeterSpec) Meters(root, iface string) ([]Meter, error) {
+	if m.Iperf3 == "" && m.Reflector == "" {
+		return nil, badinput.Errorf("give --iperf3 HOST[:PORT], --reflector MAC, or both: what to measure")
+	}
+	if m.Duration < time.Second || m.Duration > time.Hour {
+		return nil, badinput.Errorf("--duration %v: want 1s..1h", m.Duration)
+	}
+	if m.Direction != "up" && m.Direction != "down" {
+		return nil, badinput.Errorf("--direction %q: want up or down", m.Direction)
+	}
+	var ms []Meter
+	if m.Iperf3 != "" {
+		host, port := m.Iperf3, 5201
+		if h, p, err := net.SplitHostPort(m.Iperf3); err == nil {
+			n, err := strconv.Atoi(p)
+			if err != nil || n < 1 || n > 65535 {
+				return nil, badinput.Errorf("--iperf3 %q: the port is 1..65535", m.Iperf3)
+			}
+			host, port = h, n
+		}
+		if host == "" {
+			return nil, badinput.Errorf("--iperf3 %q: no host", m.Iperf3)
+		}
+		ms = append(ms, NewTCPMeter(host, port, m.Version, m.Duration, m.Direction == "down"))
+	}
+	if m.Reflector != "" {
+		mac, err := engine.ParseMAC("--reflector", m.Reflector)
+		if err != nil {
+			return nil, err
+		}
+		rate, err := frames.ParseRate(m.Rate)
+		if err != nil {
+			return nil, badinput.Errorf("--%v", err)
+		}
+		cpus, err := engine.ParseCPUs("cpus", m.CPUs)
+		if err != nil {
+			return nil, err
+		}
+		var sizes []int
+		for _, s := range strings.Split(m.Sizes, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || n < frames.MinSize || n > frames.MaxSize {
+				return nil, badinput.Errorf("--size %q: want frame sizes %d..%d (with FCS), comma-separated", m.Sizes, frames.MinSize, frames.MaxSize)
+			}
+			sizes = append(sizes, n)
+		}
+		ms = append(ms, &FramesMeter{Root: root, Iface: iface, Reflector: mac, Sizes: sizes, Rate: rate, Duration: m.Duration, CPUs: cpus})
+	}
+	return ms, nil
+}
+
+// NewTCPMeter measures TCP against the iperf3 server at host:port for d, the port
+// sending (up) or receiving (down).
+func NewTCPMeter(host string, port int, version string, d time.Duration, down bool) *TCPMeter {
+	return &TCPMeter{Client: iperf3.Client{Host: host, Port: port, Version: version, ConnectTimeout: 5 * time.Second,
+		Params: iperf3.Params{Time: int(d.Seconds()), Reverse: down}}}
+}
 
 // TCPMeter measures TCP throughput and the sender's retransmits against an iperf3 server
 // (stock iperf3, or the station's), in-process. A server still closing its last test
@@ -28,29 +102,15 @@ func (m *TCPMeter) Columns() []Column {
 // Measure runs one iperf3 test.
 func (m *TCPMeter) Measure(ctx context.Context) (map[string]float64, error) {
 	c := m.Client
-	for try := 0; ; try++ {
-		rep, err := c.Run(ctx)
-		var se *iperf3.ServerError
-		if errors.As(err, &se) && se.State == iperf3.AccessDenied && try < 20 && ctx.Err() == nil {
-			select {
-			case <-ctx.Done():
-			case <-time.After(500 * time.Millisecond):
-			}
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("iperf3 to %s: %w", net.JoinHostPort(c.Host, strconv.Itoa(c.Port)), err)
-		}
-		sum := rep.End.SumReceived
-		if sum.Bytes == 0 && rep.End.Sum != nil {
-			sum = *rep.End.Sum
-		}
-		f := map[string]float64{"tcp_mbps": sum.BitsPerSecond / 1e6}
-		if rep.End.SumSent.Retransmits != nil {
-			f["tcp_retransmits"] = float64(*rep.End.SumSent.Retransmits)
-		}
-		return f, nil
+	rep, err := c.RunWhenFree(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("iperf3 to %s: %w", net.JoinHostPort(c.Host, strconv.Itoa(c.Port)), err)
 	}
+	f := map[string]float64{"tcp_mbps": rep.End.Received().BitsPerSecond / 1e6}
+	if rep.End.SumSent.Retransmits != nil {
+		f["tcp_retransmits"] = float64(*rep.End.SumSent.Retransmits)
+	}
+	return f, nil
 }
 
 // FramesMeter sends test frames through a reflector at a rate, a trial per frame size:

@@ -96,11 +96,7 @@ func JudgeTune(s *validate.Step, plan *tune.Plan, applyErr error) validate.Outco
 // JudgeIperf3: the throughput the receiving side counted against min_mbps; for TCP the
 // sender's retransmits against max_retransmits, for UDP the loss against max_loss_pct.
 func JudgeIperf3(s *validate.Step, r *iperf3.Report) validate.Outcome {
-	sum := r.End.SumReceived
-	if sum.Bytes == 0 && r.End.Sum != nil {
-		sum = *r.End.Sum
-	}
-	mbps := sum.BitsPerSecond / 1e6
+	mbps := r.End.Received().BitsPerSecond / 1e6
 	o := validate.Outcome{Pass: true, Measured: map[string]float64{"mbps": mbps}, Figures: map[string]float64{s.ID + "_mbps": mbps}, Detail: r.End}
 	o.Summary = fmt.Sprintf("%s %s %.1f Mbit/s (want >= %g)", strings.ToUpper(s.Protocol), s.Direction, mbps, deref(s.MinMbps))
 	if s.MinMbps != nil && mbps < *s.MinMbps {

@@ -3,7 +3,6 @@ package factory
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -134,21 +133,11 @@ func (r *run) iperf3(ctx context.Context, s *validate.Step) (validate.Outcome, e
 		}
 		c.Params.UDP, c.Params.Bandwidth = true, bw
 	}
-	for try := 0; ; try++ {
-		rep, err := c.Run(ctx)
-		var se *iperf3.ServerError
-		if errors.As(err, &se) && se.State == iperf3.AccessDenied && try < 20 && ctx.Err() == nil {
-			select {
-			case <-ctx.Done():
-			case <-time.After(500 * time.Millisecond):
-			}
-			continue
-		}
-		if err != nil {
-			return validate.Outcome{}, fmt.Errorf("iperf3 to the station %s:%d: %w", st.Address, st.Port, err)
-		}
-		return JudgeIperf3(s, rep), nil
+	rep, err := c.RunWhenFree(ctx)
+	if err != nil {
+		return validate.Outcome{}, fmt.Errorf("iperf3 to the station %s:%d: %w", st.Address, st.Port, err)
 	}
+	return JudgeIperf3(s, rep), nil
 }
 
 // frames sends test frames through the station's reflector: at the step's rate (loss,
@@ -204,8 +193,7 @@ func (r *run) sweep(ctx context.Context, s *validate.Step) (validate.Outcome, er
 	for _, m := range s.Measure {
 		switch m {
 		case "tcp":
-			ms = append(ms, &experiment.TCPMeter{Client: iperf3.Client{Host: st.Address, Port: st.Port, Version: r.Version, ConnectTimeout: 5 * time.Second,
-				Params: iperf3.Params{Time: int(s.Duration.D().Seconds()), Reverse: s.Direction == "down"}}})
+			ms = append(ms, experiment.NewTCPMeter(st.Address, st.Port, r.Version, s.Duration.D(), s.Direction == "down"))
 		case "frames":
 			peer, err := r.reflectorMAC(ctx)
 			if err != nil {

@@ -342,19 +342,7 @@ func TestValidate(t *testing.T) {
 	}
 
 	// The station again, on the same store, on loopback.
-	lr := filepath.Join(repoRoot(t), "bin", "linerate")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	st := exec.Command(lr, "station", "--data", data, "--listen", addr, "--iperf3", "off", "--duration", "120s")
-	if err := st.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { st.Process.Signal(os.Interrupt); st.Wait() }()
-	base := "http://" + addr
+	base, addr := stationOn(t, data)
 	var list []struct {
 		ID, Board, Serial, Verdict string
 		Figures                    map[string]float64
@@ -450,6 +438,24 @@ func TestValidate(t *testing.T) {
 	t.Logf("verdict: %s", verdict[0])
 }
 
+// stationOn runs linerate's station on the store in data, on loopback, until the test
+// ends (stopped by its PID), and returns its base URL and address.
+func stationOn(t *testing.T, data string) (base, addr string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = ln.Addr().String()
+	ln.Close()
+	st := exec.Command(filepath.Join(repoRoot(t), "bin", "linerate"), "station", "--data", data, "--listen", addr, "--iperf3", "off", "--duration", "120s")
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Process.Signal(os.Interrupt); st.Wait() })
+	return "http://" + addr, addr
+}
+
 // TestSweepOnBoard: the emulated ZC702 boots with the validate job and the
 // qemu-zc702-sweep plan: its real macb driver takes each RX ring depth from 64 to 8192
 // (read back as ethtool -g reads it), TCP from the station and frames through its
@@ -467,19 +473,7 @@ func TestSweepOnBoard(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^LINERATE PASS board=zc702 .*failed=- elapsed=\S+\r?$`).MatchString(log) {
 		t.Fatalf("no PASS verdict:\n%s", log[max(0, len(log)-6000):])
 	}
-	lr := filepath.Join(repoRoot(t), "bin", "linerate")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	st := exec.Command(lr, "station", "--data", data, "--listen", addr, "--iperf3", "off", "--duration", "60s")
-	if err := st.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { st.Process.Signal(os.Interrupt); st.Wait() }()
-	base := "http://" + addr
+	base, addr := stationOn(t, data)
 	get := func(path string) []byte {
 		for i := 0; ; i++ {
 			resp, err := http.Get(base + path)

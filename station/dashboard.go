@@ -14,7 +14,6 @@ import (
 
 	"github.com/zynqnet/linerate/doctor"
 	"github.com/zynqnet/linerate/experiment"
-	"github.com/zynqnet/linerate/validate"
 )
 
 // Yield is first-pass yield of one board type on one day: of the serials first tested
@@ -101,12 +100,10 @@ func Pareto(list []Summary) []ParetoRow {
 
 // reportsCSV writes the reports as CSV: a row each, the figures as columns.
 func (s *Server) reportsCSV(w http.ResponseWriter, req *http.Request) {
-	list, err := s.store.List()
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+	list, ok := s.filtered(w, req)
+	if !ok {
 		return
 	}
-	list = filter(list, query(req))
 	keys := map[string]bool{}
 	for _, x := range list {
 		for k := range x.Figures {
@@ -179,13 +176,8 @@ th{background:#f4f4f4}
 // reportPage is one report for a person: its steps, figures, sweeps drawn, and
 // doctor's findings with the fix.
 func (s *Server) reportPage(w http.ResponseWriter, req *http.Request) {
-	body, ok := s.lookup(w, req)
+	r, ok := s.lookupReport(w, req)
 	if !ok {
-		return
-	}
-	var r validate.Report
-	if err := json.Unmarshal(body, &r); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	type sweep struct {
@@ -209,7 +201,7 @@ func (s *Server) reportPage(w http.ResponseWriter, req *http.Request) {
 		}
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	reportTmpl.Execute(w, map[string]any{"R": &r, "M": s.store.Meta(r.ID), "Sweeps": sweeps, "Findings": findings, "HasDoctor": len(r.Doctor) > 0})
+	reportTmpl.Execute(w, map[string]any{"R": r, "M": s.store.Meta(r.ID), "Sweeps": sweeps, "Findings": findings, "HasDoctor": len(r.Doctor) > 0})
 }
 
 // yieldTable and paretoTable are the page's line-lead views.

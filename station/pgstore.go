@@ -159,14 +159,7 @@ func (s *PGStore) Meta(id string) Meta {
 }
 
 // List returns every report's summary, oldest first.
-func (s *PGStore) List() ([]Summary, error) {
-	recs, err := s.records()
-	out := make([]Summary, len(recs))
-	for i := range recs {
-		out[i] = recs[i].Summary
-	}
-	return out, err
-}
+func (s *PGStore) List() ([]Summary, error) { return summaries(s.records()) }
 
 func (s *PGStore) records() ([]record, error) {
 	ctx, cancel := pgCtx()

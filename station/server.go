@@ -239,13 +239,21 @@ func query(req *http.Request) map[string]string {
 	return q
 }
 
-func (s *Server) listReports(w http.ResponseWriter, req *http.Request) {
+// filtered is the stored reports the request's query selects; it answers 500 itself.
+func (s *Server) filtered(w http.ResponseWriter, req *http.Request) ([]Summary, bool) {
 	list, err := s.store.List()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return nil, false
+	}
+	return filter(list, query(req)), true
+}
+
+func (s *Server) listReports(w http.ResponseWriter, req *http.Request) {
+	list, ok := s.filtered(w, req)
+	if !ok {
 		return
 	}
-	list = filter(list, query(req))
 	if list == nil {
 		list = []Summary{}
 	}
@@ -268,6 +276,20 @@ func (s *Server) lookup(w http.ResponseWriter, req *http.Request) ([]byte, bool)
 	return body, err == nil
 }
 
+// lookupReport is the stored report decoded; it answers 404 or 500 itself.
+func (s *Server) lookupReport(w http.ResponseWriter, req *http.Request) (*validate.Report, bool) {
+	body, ok := s.lookup(w, req)
+	if !ok {
+		return nil, false
+	}
+	var r validate.Report
+	if err := json.Unmarshal(body, &r); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return nil, false
+	}
+	return &r, true
+}
+
 func (s *Server) getReport(w http.ResponseWriter, req *http.Request) {
 	if body, ok := s.lookup(w, req); ok {
 		w.Header().Set("Content-Type", "application/json")
@@ -276,13 +298,8 @@ func (s *Server) getReport(w http.ResponseWriter, req *http.Request) {
 }
 
 func (s *Server) getJUnit(w http.ResponseWriter, req *http.Request) {
-	body, ok := s.lookup(w, req)
+	r, ok := s.lookupReport(w, req)
 	if !ok {
-		return
-	}
-	var r validate.Report
-	if err := json.Unmarshal(body, &r); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	x, err := r.JUnit()
@@ -297,13 +314,8 @@ func (s *Server) getJUnit(w http.ResponseWriter, req *http.Request) {
 // getSweepChart draws a report's sweep step (GET .../sweep/STEP.svg) as linerate sweep
 // --svg draws it on the board.
 func (s *Server) getSweepChart(w http.ResponseWriter, req *http.Request) {
-	body, ok := s.lookup(w, req)
+	r, ok := s.lookupReport(w, req)
 	if !ok {
-		return
-	}
-	var r validate.Report
-	if err := json.Unmarshal(body, &r); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	id := strings.TrimSuffix(req.PathValue("step"), ".svg")

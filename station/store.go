@@ -218,8 +218,10 @@ type Summary struct {
 }
 
 // List returns every report's summary, oldest first, from the summary records.
-func (s *Store) List() ([]Summary, error) {
-	recs, err := s.records()
+func (s *Store) List() ([]Summary, error) { return summaries(s.records()) }
+
+// summaries are the records' summaries (both stores list through it).
+func summaries(recs []record, err error) ([]Summary, error) {
 	out := make([]Summary, len(recs))
 	for i := range recs {
 		out[i] = recs[i].Summary

@@ -356,11 +356,8 @@ func (s *Step) check() error {
 		if s.Protocol != "tcp" && s.Protocol != "udp" {
 			return fmt.Errorf("protocol %q: want tcp or udp", s.Protocol)
 		}
-		if s.Direction == "" {
-			s.Direction = "up"
-		}
-		if s.Direction != "up" && s.Direction != "down" {
-			return fmt.Errorf("direction %q: want up (the board sends) or down", s.Direction)
+		if err := s.checkDirection(); err != nil {
+			return err
 		}
 		if s.Duration == 0 {
 			s.Duration = Duration(5 * time.Second)
@@ -454,7 +451,10 @@ func (s *Step) checkRanges() error {
 				return fmt.Errorf("bandwidth %q: want a UDP rate in bit/s above 0 and up to 400G, as iperf3's -b (100M)", s.Bandwidth)
 			}
 		}
-	case "frames":
+	case "frames", "sweep":
+		if s.Type == "sweep" && !slices.Contains(s.Measure, "frames") {
+			break
+		}
 		if s.Size < frames.MinSize || s.Size > frames.MaxSize {
 			return fmt.Errorf("size %d: want a frame size of %d..%d bytes with FCS", s.Size, frames.MinSize, frames.MaxSize)
 		}
@@ -493,11 +493,8 @@ func (s *Step) checkSweep() error {
 			return fmt.Errorf("measure %q: want tcp and/or frames", m)
 		}
 	}
-	if s.Direction == "" {
-		s.Direction = "up"
-	}
-	if s.Direction != "up" && s.Direction != "down" {
-		return fmt.Errorf("direction %q: want up (the board sends) or down", s.Direction)
+	if err := s.checkDirection(); err != nil {
+		return err
 	}
 	if s.Duration == 0 {
 		s.Duration = Duration(3 * time.Second)
@@ -511,19 +508,24 @@ func (s *Step) checkSweep() error {
 	if s.Repeat < 1 || s.Repeat > 100 {
 		return fmt.Errorf("repeat %d: want 1..100", s.Repeat)
 	}
-	if slices.Contains(s.Measure, "frames") {
+	if slices.Contains(s.Measure, "frames") { // checked with a frames step's, in checkRanges
 		if s.Size == 0 {
 			s.Size = 512
 		}
 		if s.Rate == "" {
 			s.Rate = "1000pps"
 		}
-		if s.Size < frames.MinSize || s.Size > frames.MaxSize {
-			return fmt.Errorf("size %d: want a frame size of %d..%d bytes with FCS", s.Size, frames.MinSize, frames.MaxSize)
-		}
-		if _, err := frames.ParseRate(s.Rate); err != nil {
-			return err
-		}
+	}
+	return nil
+}
+
+// checkDirection defaults a step's direction to up and refuses any but up and down.
+func (s *Step) checkDirection() error {
+	if s.Direction == "" {
+		s.Direction = "up"
+	}
+	if s.Direction != "up" && s.Direction != "down" {
+		return fmt.Errorf("direction %q: want up (the board sends) or down", s.Direction)
 	}
 	return nil
 }

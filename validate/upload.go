@@ -2,6 +2,8 @@ package validate
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"os"
@@ -26,9 +28,29 @@ type Uploader struct {
 	Token    string        // the station's bearer token ("": none)
 }
 
+// StationTLS is the TLS configuration that checks an https station against the CA
+// certificates (PEM) in caFile; nil (the system's roots) when caFile is "".
+func StationTLS(caFile string) (*tls.Config, error) {
+	if caFile == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("%s: no PEM certificate in it", caFile)
+	}
+	return &tls.Config{RootCAs: pool}, nil
+}
+
 // ReadToken reads a bearer token from where spec says: @NAME an environment variable,
-// anything else a file (its first line).
+// anything else a file (its first line); "" is no token.
 func ReadToken(spec string) (string, error) {
+	if spec == "" {
+		return "", nil
+	}
 	var tok string
 	if name, ok := strings.CutPrefix(spec, "@"); ok {
 		tok = os.Getenv(name)

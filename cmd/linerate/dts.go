@@ -149,14 +149,11 @@ func dtsOverlay(args []string, stdout io.Writer) error {
 	if err := o.Prepare(*boardName, *basePath); err != nil {
 		return err
 	}
-	data, err := o.Render(ext)
+	n, err := o.WriteFile(*out)
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.Write(*out, data, 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "wrote %s (%d bytes): %s\n", *out, len(data), o.Describe())
+	fmt.Fprintf(stdout, "wrote %s (%d bytes): %s\n", *out, n, o.Describe())
 	return nil
 }
 

@@ -7,18 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/zynqnet/linerate/dts"
 	"github.com/zynqnet/linerate/experiment"
 	"github.com/zynqnet/linerate/internal/atomicfile"
-	"github.com/zynqnet/linerate/netperf/engine"
-	"github.com/zynqnet/linerate/netperf/frames"
-	"github.com/zynqnet/linerate/netperf/iperf3"
 	"github.com/zynqnet/linerate/nic"
 	"github.com/zynqnet/linerate/tune"
 )
@@ -109,58 +102,23 @@ func (f *sweepFlags) register(fs *flag.FlagSet, knob bool) {
 	fs.DurationVar(&f.carrierTimeout, "carrier-timeout", 15*time.Second, "")
 }
 
+// progress is where the lines per point go: stdout, or stderr when stdout has the JSON.
+func (f *sweepFlags) progress(stdout, stderr io.Writer) io.Writer {
+	if f.json {
+		return stderr
+	}
+	return stdout
+}
+
 // meters checks the measuring flags and builds the meters.
 func (f *sweepFlags) meters(iface string) ([]experiment.Meter, error) {
-	if f.iperf3 == "" && f.reflector == "" {
-		return nil, usageError("give --iperf3 HOST[:PORT], --reflector MAC, or both: what to measure")
-	}
-	if f.duration < time.Second || f.duration > time.Hour {
-		return nil, usageError("--duration %v: want 1s..1h", f.duration)
-	}
 	if f.repeat < 1 || f.repeat > 100 {
 		return nil, usageError("--repeat %d: want 1..100", f.repeat)
 	}
-	if f.direction != "up" && f.direction != "down" {
-		return nil, usageError("--direction %q: want up or down", f.direction)
-	}
-	var ms []experiment.Meter
-	if f.iperf3 != "" {
-		host, port := f.iperf3, 5201
-		if h, p, err := net.SplitHostPort(f.iperf3); err == nil {
-			n, err := strconv.Atoi(p)
-			if err != nil || n < 1 || n > 65535 {
-				return nil, usageError("--iperf3 %q: the port is 1..65535", f.iperf3)
-			}
-			host, port = h, n
-		}
-		if host == "" {
-			return nil, usageError("--iperf3 %q: no host", f.iperf3)
-		}
-		ms = append(ms, &experiment.TCPMeter{Client: iperf3.Client{Host: host, Port: port, Version: version, ConnectTimeout: 5 * time.Second,
-			Params: iperf3.Params{Time: int(f.duration.Seconds()), Reverse: f.direction == "down"}}})
-	}
-	if f.reflector != "" {
-		mac, err := engine.ParseMAC("--reflector", f.reflector)
-		if err != nil {
-			return nil, err
-		}
-		rate, err := frames.ParseRate(f.rate)
-		if err != nil {
-			return nil, usageError("--%v", err)
-		}
-		cpus, err := engine.ParseCPUs("cpus", f.cpus)
-		if err != nil {
-			return nil, err
-		}
-		var sizes []int
-		for _, s := range strings.Split(f.sizes, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(s))
-			if err != nil || n < 64 || n > 9018 {
-				return nil, usageError("--size %q: want frame sizes 64..9018 (with FCS), comma-separated", f.sizes)
-			}
-			sizes = append(sizes, n)
-		}
-		ms = append(ms, &experiment.FramesMeter{Root: "/", Iface: iface, Reflector: mac, Sizes: sizes, Rate: rate, Duration: f.duration, CPUs: cpus})
+	ms, err := experiment.MeterSpec{Iperf3: f.iperf3, Direction: f.direction, Reflector: f.reflector, Sizes: f.sizes, Rate: f.rate,
+		CPUs: f.cpus, Duration: f.duration, Version: version}.Meters("/", iface)
+	if err != nil {
+		return nil, usageError("%v", err)
 	}
 	return ms, nil
 }
@@ -258,10 +216,7 @@ func sweepCommand() command {
 			if err != nil {
 				return err
 			}
-			progress := stdout
-			if f.json {
-				progress = stderr
-			}
+			progress := f.progress(stdout, stderr)
 			res, err := f.sweep(ctx, iface, values, ms, stdout, progress)
 			return f.finish(res, err, stdout)
 		}}
@@ -302,14 +257,11 @@ func autotuneCommand() command {
 				if f.knob != "rings.rx" && f.knob != "rings.tx" {
 					return usageError("--write-overlay: the GEM's overlay carries ring depths only (rings.rx, rings.tx), not %s", f.knob)
 				}
-				if _, err := ringOverlay(*boardName, *gem, f.knob, "64"); err != nil { // --board and --gem, before the sweep
+				if _, err := experiment.RingOverlay(*boardName, *gem, f.knob, "64"); err != nil { // --board and --gem, before the sweep
 					return err
 				}
 			}
-			progress := stdout
-			if f.json {
-				progress = stderr
-			}
+			progress := f.progress(stdout, stderr)
 			res, err := f.sweep(ctx, iface, values, ms, stdout, progress)
 			if err != nil || res.Interrupted {
 				return f.finish(res, err, stdout)
@@ -334,11 +286,11 @@ func autotuneCommand() command {
 				fmt.Fprintf(progress, "wrote %s: linerate tune %s --profile %s\n", *profOut, iface, *profOut)
 			}
 			if *dtOut != "" {
-				ov, err := ringOverlay(*boardName, *gem, f.knob, best.Value)
+				ov, err := experiment.RingOverlay(*boardName, *gem, f.knob, best.Value)
 				if err != nil {
 					return err
 				}
-				if err := writeOverlay(ov, *dtOut); err != nil {
+				if _, err := ov.WriteFile(*dtOut); err != nil {
 					return err
 				}
 				fmt.Fprintf(progress, "wrote %s: %s\n", *dtOut, ov.Describe())
@@ -348,31 +300,6 @@ func autotuneCommand() command {
 			}
 			return nil
 		}}
-}
-
-// ringOverlay is the board's GEM overlay setting the ring depth knob (rings.rx or
-// rings.tx) to value.
-func ringOverlay(board, gem, knob, value string) (*dts.Overlay, error) {
-	n, err := strconv.ParseUint(value, 10, 32)
-	if err != nil {
-		return nil, fmt.Errorf("--write-overlay: %s=%s is not a depth", knob, value)
-	}
-	ov := &dts.Overlay{GEM: gem, Comment: "linerate autotune: " + knob + "=" + value}
-	if knob == "rings.rx" {
-		ov.RxRing = uint32(n)
-	} else {
-		ov.TxRing = uint32(n)
-	}
-	return ov, ov.Prepare(board, "")
-}
-
-// writeOverlay writes the overlay as source or binary by the file's extension.
-func writeOverlay(ov *dts.Overlay, path string) error {
-	data, err := ov.Render(strings.ToLower(filepath.Ext(path)))
-	if err != nil {
-		return err
-	}
-	return atomicfile.Write(path, data, 0o644)
 }
 
 func compareCommand() command {
@@ -398,10 +325,7 @@ func compareCommand() command {
 				return err
 			}
 			defer t.Close()
-			progress := stdout
-			if f.json {
-				progress = stderr
-			}
+			progress := f.progress(stdout, stderr)
 			c, err := experiment.Compare(ctx, t, p, ms, f.repeat, func(name string, pt experiment.Point) {
 				fmt.Fprintf(progress, "  %s measured\n", name)
 			})

@@ -1,13 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -91,28 +89,13 @@ func (c *validateConfig) run(ctx context.Context, p *validate.Plan, stdout, stde
 	if c.json {
 		console = stderr
 	}
-	spec := c.token
-	if spec == "" {
-		spec = p.Station.Token
+	tok, err := validate.ReadToken(cmp.Or(c.token, p.Station.Token))
+	if err != nil {
+		return usageError("--station-token or the plan's station.token: %v", err)
 	}
-	var tok string
-	if spec != "" {
-		var err error
-		if tok, err = validate.ReadToken(spec); err != nil {
-			return usageError("--station-token or the plan's station.token: %v", err)
-		}
-	}
-	var tc *tls.Config
-	if c.ca != "" {
-		b, err := os.ReadFile(c.ca)
-		if err != nil {
-			return usageError("--station-ca: %v", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(b) {
-			return usageError("--station-ca %s: no PEM certificate in it", c.ca)
-		}
-		tc = &tls.Config{RootCAs: pool}
+	tc, err := validate.StationTLS(c.ca)
+	if err != nil {
+		return usageError("--station-ca: %v", err)
 	}
 	v := &factory.Validation{Plan: p, ReportDir: c.reportDir, StationURL: c.station, StationToken: tok, StationTLS: tc, Serial: c.serial, Root: c.root,
 		API: nic.APIAuto, Version: version, UploadWindow: c.window, Console: console}

@@ -84,6 +84,23 @@ func writeState(c net.Conn, s int8) error {
 // stateByte is the wire byte of a (signed) state.
 func stateByte(s int8) byte { return byte(s) }
 
+// RunWhenFree runs the test as Run does; a server that answers busy (it takes one test
+// at a time and may still be closing the last one) is asked again every half second,
+// for up to ten seconds, as an operator would.
+func (c *Client) RunWhenFree(ctx context.Context) (*Report, error) {
+	for try := 0; ; try++ {
+		rep, err := c.Run(ctx)
+		var se *ServerError
+		if !errors.As(err, &se) || se.State != AccessDenied || try >= 20 || ctx.Err() != nil {
+			return rep, err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
 // Run runs the test and returns its report in iperf3 -J's shape.
 func (c *Client) Run(ctx context.Context) (*Report, error) {
 	p := c.Params

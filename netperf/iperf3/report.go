@@ -91,6 +91,15 @@ type End struct {
 	done bool
 }
 
+// Received is what the receiving side counted: sum_received, or, for UDP, whose
+// receiver sums in sum, that.
+func (e *End) Received() StreamInterval {
+	if e.SumReceived.Bytes == 0 && e.Sum != nil {
+		return *e.Sum
+	}
+	return e.SumReceived
+}
+
 // MarshalJSON writes {} for a test that ended before its results.
 func (e End) MarshalJSON() ([]byte, error) {
 	if !e.done {

@@ -1,4 +1,4 @@
-package main
+package experiment
 
 import (
 	"os"
@@ -14,12 +14,12 @@ import (
 func TestAutotuneOverlay(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct{ knob, value, prop string }{{"rings.rx", "2048", "linerate,rx-ring-size = <0x800>"}, {"rings.tx", "1024", "linerate,tx-ring-size = <0x400>"}} {
-		ov, err := ringOverlay("zc702", "", c.knob, c.value)
+		ov, err := RingOverlay("zc702", "", c.knob, c.value)
 		if err != nil {
 			t.Fatal(err)
 		}
 		bin := filepath.Join(dir, c.knob+".dtbo")
-		if err := writeOverlay(ov, bin); err != nil {
+		if err := func() error { _, err := ov.WriteFile(bin); return err }(); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := exec.LookPath("dtc"); err == nil {
@@ -29,7 +29,7 @@ func TestAutotuneOverlay(t *testing.T) {
 			}
 		}
 		src := filepath.Join(dir, c.knob+".dts")
-		if err := writeOverlay(ov, src); err != nil {
+		if err := func() error { _, err := ov.WriteFile(src); return err }(); err != nil {
 			t.Fatal(err)
 		}
 		if b, _ := os.ReadFile(src); !strings.Contains(string(b), strings.Split(c.prop, " = ")[0]) {
@@ -37,7 +37,7 @@ func TestAutotuneOverlay(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ board, value, want string }{{"zc702", "max", "rings.rx=max is not a depth"}, {"zc702", "100", "power of two"}, {"nosuch", "64", "nosuch"}} {
-		if _, err := ringOverlay(c.board, "", "rings.rx", c.value); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := RingOverlay(c.board, "", "rings.rx", c.value); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %s: %v, want %q", c.board, c.value, err, c.want)
 		}
 	}
