@@ -15,11 +15,11 @@ import (
 
 // linerate's own properties on a GEM node. No upstream driver reads a ring depth from the
 // device tree (macb takes it only from ethtool -G), so these are vendor-prefixed and read
-// back at boot by `linerate tune --from-dt` (tune.FromDT).
+// back at boot by `linerate tune --from-dt` (FromDT).
 const (
-	PropRxRing  = tune.DTRxRing  // <u32> RX descriptors, 64..8192, a power of two
-	PropTxRing  = tune.DTTxRing  // <u32> TX descriptors, 64..4096, a power of two
-	PropProfile = tune.DTProfile // "NAME" a built-in tune profile applied first
+	PropRxRing  = "linerate,rx-ring-size" // <u32> RX descriptors, 64..8192, a power of two
+	PropTxRing  = "linerate,tx-ring-size" // <u32> TX descriptors, 64..4096, a power of two
+	PropProfile = "linerate,tune-profile" // "NAME" a built-in tune profile applied first
 )
 
 // Properties the kernel honours, written as its bindings define them

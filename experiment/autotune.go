@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zynqnet/linerate/curve"
 	"github.com/zynqnet/linerate/dts"
 	"github.com/zynqnet/linerate/tune"
 )
@@ -19,7 +20,7 @@ type Objective struct {
 
 // worst is the highest figure among the columns with the prefix (every frame size's
 // p99, say); ok is false when no column has one.
-func worst(p Point, prefix string) (float64, bool) {
+func worst(p curve.Point, prefix string) (float64, bool) {
 	w, ok := math.Inf(-1), false
 	for k, v := range p.Median {
 		if strings.HasPrefix(k, prefix) {
@@ -47,30 +48,30 @@ func (o Objective) Check(tcp, frames bool) error {
 }
 
 // meets says why p breaks a constraint, or "" when it meets them all.
-func (o Objective) meets(p Point) string {
+func (o Objective) meets(p curve.Point) string {
 	if p.Error != "" {
 		return p.Error
 	}
 	if o.MaxP99US != nil {
 		if v, ok := worst(p, "p99_us_"); !ok || v > *o.MaxP99US {
-			return fmt.Sprintf("p99 %s us above %g", num(v), *o.MaxP99US)
+			return fmt.Sprintf("p99 %s us above %g", curve.Num(v), *o.MaxP99US)
 		}
 	}
 	if o.MaxLossPct != nil {
 		if v, ok := worst(p, "loss_pct_"); !ok || v > *o.MaxLossPct {
-			return fmt.Sprintf("loss %s%% above %g%%", num(v), *o.MaxLossPct)
+			return fmt.Sprintf("loss %s%% above %g%%", curve.Num(v), *o.MaxLossPct)
 		}
 	}
 	if o.MinMbps != nil {
 		if v, ok := p.Median["tcp_mbps"]; !ok || v < *o.MinMbps {
-			return fmt.Sprintf("%s Mbit/s below %g", num(v), *o.MinMbps)
+			return fmt.Sprintf("%s Mbit/s below %g", curve.Num(v), *o.MinMbps)
 		}
 	}
 	return ""
 }
 
 // score is what the objective maximizes.
-func (o Objective) score(p Point) float64 {
+func (o Objective) score(p curve.Point) float64 {
 	if o.Goal == "latency" {
 		v, _ := worst(p, "p99_us_")
 		return -v
@@ -86,7 +87,7 @@ func (o Objective) score(p Point) float64 {
 // count as equal (one run's noise), and of those the first in the sweep's order wins:
 // give values from the cheapest (the smallest ring, the least coalescing) up. The reason
 // names why every other point lost.
-func (o Objective) Pick(r *Result) (*Point, []string, error) {
+func (o Objective) Pick(r *curve.Result) (*curve.Point, []string, error) {
 	var why []string
 	best := -1
 	var feasible []int
@@ -115,7 +116,7 @@ func (o Objective) Pick(r *Result) (*Point, []string, error) {
 
 // ProfileYAML is a tune profile that sets the knob to the value picked: 'linerate tune
 // --profile FILE' applies it. It is parsed back before it is handed out.
-func ProfileYAML(r *Result, p *Point, o Objective) ([]byte, error) {
+func ProfileYAML(r *curve.Result, p *curve.Point, o Objective) ([]byte, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# written by linerate autotune %s --knob %s (objective %s)\n", r.Iface, r.Knob, o.Goal)
 	fmt.Fprintf(&b, "# %s\n", r.PointLine(*p))

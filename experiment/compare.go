@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/zynqnet/linerate/curve"
 	"github.com/zynqnet/linerate/tune"
 )
 
@@ -13,11 +14,11 @@ import (
 // profile applied, the port as found again (so drift shows as a difference between the
 // baselines, not as the profile's effect).
 type Comparison struct {
-	Iface   string   `json:"interface"`
-	Profile string   `json:"profile"`
-	Columns []Column `json:"columns"`
+	Iface   string         `json:"interface"`
+	Profile string         `json:"profile"`
+	Columns []curve.Column `json:"columns"`
 	// Phases are "baseline", "profile", "baseline again", each a point.
-	Phases  []Point       `json:"phases"`
+	Phases  []curve.Point `json:"phases"`
 	Changes []tune.Change `json:"changes"`
 	// Delta is the profile's median minus the baselines' mean, per figure; DeltaPct the
 	// same in percent of that mean.
@@ -28,11 +29,11 @@ type Comparison struct {
 
 // Compare measures the port, applies the profile (one transaction, journalled as a
 // sweep's), measures, gives the port back what it had and measures again.
-func Compare(ctx context.Context, t *Tuner, p *tune.Profile, meters []Meter, repeat int, progress func(string, Point)) (*Comparison, error) {
+func Compare(ctx context.Context, t *Tuner, p *tune.Profile, meters []Meter, repeat int, progress func(string, curve.Point)) (*Comparison, error) {
 	s := &Sweep{Meters: meters, Repeat: repeat}
 	c := &Comparison{Iface: t.Iface, Profile: p.Name, Columns: s.Columns(), Delta: map[string]float64{}, DeltaPct: map[string]float64{}}
 	measure := func(name string) error {
-		pt := Point{Value: name}
+		pt := curve.Point{Value: name}
 		for i := 0; i < max(repeat, 1); i++ {
 			run := map[string]float64{}
 			for _, m := range meters {
@@ -105,14 +106,14 @@ func (c *Comparison) WriteText(w io.Writer) {
 				return "-"
 			}
 			if v, ok := c.Phases[i].Median[col.Key]; ok {
-				return num(v)
+				return curve.Num(v)
 			}
 			return "-"
 		}
 		d, ok := c.Delta[col.Key]
 		verdict, delta := "", "-"
 		if ok {
-			delta = num(d)
+			delta = curve.Num(d)
 			if pct, ok := c.DeltaPct[col.Key]; ok {
 				delta += fmt.Sprintf(" (%+.1f%%)", pct)
 			}

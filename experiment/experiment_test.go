@@ -1,17 +1,15 @@
 package experiment
 
 import (
-	"bytes"
 	"context"
-	"encoding/xml"
 	"errors"
-	"io"
 	"math"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/zynqnet/linerate/curve"
 	"github.com/zynqnet/linerate/tune"
 )
 
@@ -68,12 +66,12 @@ func TestSummarize(t *testing.T) {
 
 func f(v float64) *float64 { return &v }
 
-func result() *Result {
-	cols := []Column{{Key: "tcp_mbps", Unit: "Mbit/s"}, {Key: "loss_pct_64", Unit: "%", Lower: true}, {Key: "p99_us_64", Unit: "us", Lower: true}}
-	pt := func(v string, mbps, loss, p99 float64) Point {
-		return Point{Value: v, Applied: v, Runs: []map[string]float64{{}}, Median: map[string]float64{"tcp_mbps": mbps, "loss_pct_64": loss, "p99_us_64": p99}, Spread: map[string]float64{}}
+func result() *curve.Result {
+	cols := []curve.Column{{Key: "tcp_mbps", Unit: "Mbit/s"}, {Key: "loss_pct_64", Unit: "%", Lower: true}, {Key: "p99_us_64", Unit: "us", Lower: true}}
+	pt := func(v string, mbps, loss, p99 float64) curve.Point {
+		return curve.Point{Value: v, Applied: v, Runs: []map[string]float64{{}}, Median: map[string]float64{"tcp_mbps": mbps, "loss_pct_64": loss, "p99_us_64": p99}, Spread: map[string]float64{}}
 	}
-	return &Result{Iface: "eth0", Knob: "rings.rx", Columns: cols, Points: []Point{
+	return &curve.Result{Iface: "eth0", Knob: "rings.rx", Columns: cols, Points: []curve.Point{
 		pt("64", 300, 5, 80), pt("128", 700, 0.5, 120), pt("256", 940, 0, 200), pt("512", 945, 0, 400),
 		{Value: "8192", Error: "knob rings.rx: invalid argument"},
 	}}
@@ -119,7 +117,7 @@ func TestProfileYAMLParsesBack(t *testing.T) {
 	r := result()
 	for _, v := range []string{"256", "0-1,3"} {
 		r.Knob = map[string]string{"256": "rings.rx", "0-1,3": "rps.cpus"}[v]
-		y, err := ProfileYAML(r, &Point{Value: v, Median: map[string]float64{}}, Objective{Goal: "throughput"})
+		y, err := ProfileYAML(r, &curve.Point{Value: v, Median: map[string]float64{}}, Objective{Goal: "throughput"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,65 +126,6 @@ func TestProfileYAMLParsesBack(t *testing.T) {
 			t.Errorf("%s", y)
 			t.Errorf("parsed back: %+v, %v", p, err)
 		}
-	}
-}
-
-func TestCSV(t *testing.T) {
-	r := result()
-	r.Knob = "rps.cpus"
-	r.Points[0].Value = "0-1,3"
-	r.Points[1].Runs = []map[string]float64{{}, {}}
-	r.Points[1].Spread = map[string]float64{"tcp_mbps": 12.5}
-	var b bytes.Buffer
-	if err := r.WriteCSV(&b); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSuffix(b.String(), "\r\n"), "\r\n")
-	want := []string{
-		"rps.cpus,applied,repeats,tcp_mbps,tcp_mbps_spread,loss_pct_64,loss_pct_64_spread,p99_us_64,p99_us_64_spread,error",
-		`"0-1,3",64,1,300.0,0.0,5.0,0.0,80.0,0.0,`,
-		"128,128,2,700.0,12.5,0.5,0.0,120.0,0.0,",
-	}
-	if !reflect.DeepEqual(lines[:3], want) {
-		t.Errorf("CSV:\n%s\nwant first lines\n%s", b.String(), strings.Join(want, "\n"))
-	}
-	if last := lines[len(lines)-1]; last != "8192,,0,,,,,,,knob rings.rx: invalid argument" {
-		t.Errorf("the failed point's row: %q", last)
-	}
-}
-
-// TestSVGIsWellFormed: the chart is XML a browser takes, whatever the values hold, with
-// both axes' units and a line per figure.
-func TestSVGIsWellFormed(t *testing.T) {
-	r := result()
-	r.Points[0].Value = `<&"'>`
-	r.Points[1].Median["p99_us_64"] = math.Inf(1)
-	var b bytes.Buffer
-	if err := r.WriteSVG(&b); err != nil {
-		t.Fatal(err)
-	}
-	s := b.String()
-	d := xml.NewDecoder(&b)
-	lines := 0
-	for {
-		tok, err := d.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("not well-formed: %v\n%s", err, b.String())
-		}
-		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "polyline" {
-			lines++
-		}
-	}
-	for _, want := range []string{"tcp (Mbit/s)", "p99 (us)", "rings.rx", "&lt;&amp;&quot;&#39;&gt;", "✕"} {
-		if !strings.Contains(s, want) {
-			t.Errorf("the chart lacks %q", want)
-		}
-	}
-	if lines != 2 {
-		t.Errorf("%d lines drawn, want 2 (throughput, p99)", lines)
 	}
 }
 
@@ -209,7 +148,7 @@ func (f *fakeSetter) Restore() error { f.restored = true; return nil }
 
 type countMeter struct{ n float64 }
 
-func (c *countMeter) Columns() []Column { return []Column{{Key: "n", Unit: "count"}} }
+func (c *countMeter) Columns() []curve.Column { return []curve.Column{{Key: "n", Unit: "count"}} }
 func (c *countMeter) Measure(ctx context.Context) (map[string]float64, error) {
 	c.n++
 	return map[string]float64{"n": c.n}, ctx.Err()
@@ -228,7 +167,7 @@ func TestSweepLoop(t *testing.T) {
 	// Cancelled before the second value: the first is kept, the knob given back.
 	ctx, cancel := context.WithCancel(context.Background())
 	fs = &fakeSetter{}
-	s = &Sweep{Knob: "mtu", Values: []string{"a", "b"}, Meters: []Meter{&countMeter{}}, Setter: fs, Progress: func(Point) { cancel() }}
+	s = &Sweep{Knob: "mtu", Values: []string{"a", "b"}, Meters: []Meter{&countMeter{}}, Setter: fs, Progress: func(curve.Point) { cancel() }}
 	res, err = s.Run(ctx)
 	if err != nil || !res.Interrupted || !fs.restored || len(res.Points) != 1 || !reflect.DeepEqual(fs.set, []string{"a"}) {
 		t.Errorf("cancelled: %+v %v %+v", res, err, fs)

@@ -2,14 +2,14 @@ package experiment
 
 import (
 	"context"
-	"strings"
-
 	"fmt"
-	"github.com/zynqnet/linerate/internal/badinput"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/zynqnet/linerate/curve"
+	"github.com/zynqnet/linerate/internal/badinput"
 	"github.com/zynqnet/linerate/netperf/engine"
 	"github.com/zynqnet/linerate/netperf/frames"
 	"github.com/zynqnet/linerate/netperf/iperf3"
@@ -95,8 +95,8 @@ type TCPMeter struct {
 }
 
 // Columns: tcp_mbps as the receiving side counted it, tcp_retransmits of the sender.
-func (m *TCPMeter) Columns() []Column {
-	return []Column{{Key: "tcp_mbps", Unit: "Mbit/s"}, {Key: "tcp_retransmits", Unit: "segments", Lower: true}}
+func (m *TCPMeter) Columns() []curve.Column {
+	return []curve.Column{{Key: "tcp_mbps", Unit: "Mbit/s"}, {Key: "tcp_retransmits", Unit: "segments", Lower: true}}
 }
 
 // Measure runs one iperf3 test.
@@ -126,12 +126,12 @@ type FramesMeter struct {
 }
 
 // Columns: loss_pct_SIZE, p50_us_SIZE, p99_us_SIZE, p999_us_SIZE for each size.
-func (m *FramesMeter) Columns() []Column {
-	var cs []Column
+func (m *FramesMeter) Columns() []curve.Column {
+	var cs []curve.Column
 	for _, s := range m.Sizes {
 		n := strconv.Itoa(s)
-		cs = append(cs, Column{Key: "loss_pct_" + n, Unit: "%", Lower: true}, Column{Key: "p50_us_" + n, Unit: "us", Lower: true},
-			Column{Key: "p99_us_" + n, Unit: "us", Lower: true}, Column{Key: "p999_us_" + n, Unit: "us", Lower: true})
+		cs = append(cs, curve.Column{Key: "loss_pct_" + n, Unit: "%", Lower: true}, curve.Column{Key: "p50_us_" + n, Unit: "us", Lower: true},
+			curve.Column{Key: "p99_us_" + n, Unit: "us", Lower: true}, curve.Column{Key: "p999_us_" + n, Unit: "us", Lower: true})
 	}
 	return cs
 }

@@ -13,19 +13,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-)
 
-// Column is one figure a point carries: its key (CSV header, JSON key) and unit.
-type Column struct {
-	Key  string `json:"key"`
-	Unit string `json:"unit"`
-	// Lower says smaller is better (latency, loss, retransmits).
-	Lower bool `json:"lower_is_better"`
-}
+	"github.com/zynqnet/linerate/curve"
+)
 
 // Meter measures the port once at the present setting.
 type Meter interface {
-	Columns() []Column
+	Columns() []curve.Column
 	Measure(ctx context.Context) (map[string]float64, error)
 }
 
@@ -36,32 +30,6 @@ type Setter interface {
 	Restore() error
 }
 
-// Point is one value of the knob with its measurements.
-type Point struct {
-	Value string `json:"value"`
-	// Applied is the value read back after the write (the driver may round it: macb
-	// takes ring sizes as powers of two); several knobs (one per queue) are listed.
-	Applied string `json:"applied"`
-	// Runs are the measurements of each repeat; Median and Spread (max - min) sum them up.
-	Runs   []map[string]float64 `json:"runs"`
-	Median map[string]float64   `json:"median"`
-	Spread map[string]float64   `json:"spread"`
-	// Error says why the value could not be applied or measured (the sweep goes on).
-	Error string `json:"error,omitempty"`
-}
-
-// Result is a finished sweep.
-type Result struct {
-	Iface   string   `json:"interface"`
-	Knob    string   `json:"knob"`
-	Columns []Column `json:"columns"`
-	Points  []Point  `json:"points"`
-	// Restored says the knob was given back its value from before the sweep.
-	Restored bool `json:"restored"`
-	// Interrupted says the sweep was cut short (a signal); the points so far are kept.
-	Interrupted bool `json:"interrupted,omitempty"`
-}
-
 // Sweep is one knob over its values.
 type Sweep struct {
 	Iface, Knob string
@@ -70,12 +38,12 @@ type Sweep struct {
 	Meters      []Meter
 	Setter      Setter
 	// Progress, when set, gets each point as it is measured.
-	Progress func(Point)
+	Progress func(curve.Point)
 }
 
 // Columns are the figures of every meter, in order.
-func (s *Sweep) Columns() []Column {
-	var cs []Column
+func (s *Sweep) Columns() []curve.Column {
+	var cs []curve.Column
 	for _, m := range s.Meters {
 		cs = append(cs, m.Columns()...)
 	}
@@ -84,8 +52,8 @@ func (s *Sweep) Columns() []Column {
 
 // Run measures every value and restores the knob. An error is returned only when the
 // knob could not be restored; points that failed carry their error.
-func (s *Sweep) Run(ctx context.Context) (*Result, error) {
-	res := &Result{Iface: s.Iface, Knob: s.Knob, Columns: s.Columns()}
+func (s *Sweep) Run(ctx context.Context) (*curve.Result, error) {
+	res := &curve.Result{Iface: s.Iface, Knob: s.Knob, Columns: s.Columns()}
 	for _, v := range s.Values {
 		if ctx.Err() != nil {
 			res.Interrupted = true
@@ -108,8 +76,8 @@ func (s *Sweep) Run(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
-func (s *Sweep) point(ctx context.Context, v string) Point {
-	p := Point{Value: v}
+func (s *Sweep) point(ctx context.Context, v string) curve.Point {
+	p := curve.Point{Value: v}
 	applied, err := s.Setter.Set(ctx, s.Knob, v)
 	p.Applied = applied
 	if err != nil {

@@ -69,13 +69,9 @@ func (t *Tuner) Close() {
 	t.lock.Release()
 }
 
-// Set applies knob=value and returns what reads back: one value, or knob=value pairs
-// when the setting spans several knobs (a queue each).
-func (t *Tuner) Set(ctx context.Context, knob, value string) (string, error) {
-	v, err := tune.CheckSetting(knob, value)
-	if err != nil {
-		return "", err
-	}
+// Set applies knob=v (a value tune.CheckSettings gave) and returns what reads back: one
+// value, or knob=value pairs when the setting spans several knobs (a queue each).
+func (t *Tuner) Set(ctx context.Context, knob, v string) (string, error) {
 	p := &tune.Profile{Name: "sweep " + knob + "=" + v, Source: "sweep", Required: map[string]bool{knob: true}, Exact: true,
 		Settings: []tune.Setting{{Knob: knob, Value: v}}}
 	plan, err := t.ApplyProfile(ctx, p)

@@ -26,7 +26,9 @@ func TestMain(m *testing.M) {
 		if len(f) == 3 {
 			db = f[2]
 		}
-		err := Run(context.Background(), Config{Listen: addr, Data: dir, DB: db, Iperf3: "off", Duration: 2 * time.Minute, Log: log.New(io.Discard, "", 0)})
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		err := Run(ctx, Config{Listen: addr, Data: dir, DB: db, Log: log.New(io.Discard, "", 0)})
+		cancel()
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -2,7 +2,6 @@ package station
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -12,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zynqnet/linerate/doctor"
-	"github.com/zynqnet/linerate/experiment"
+	"github.com/zynqnet/linerate/curve"
+	"github.com/zynqnet/linerate/internal/safecsv"
 )
 
 // Yield is first-pass yield of one board type on one day: of the serials first tested
@@ -112,7 +111,7 @@ func (s *Server) reportsCSV(w http.ResponseWriter, req *http.Request) {
 	}
 	figs := sortedKeys(keys)
 	var b bytes.Buffer
-	cw := csv.NewWriter(&b)
+	cw := safecsv.NewWriter(&b) // board, serial, MAC and figure names come from the boards
 	cw.Write(append([]string{"received", "id", "board", "serial", "mac", "verdict", "failed", "seconds", "posted_by", "remote"}, figs...))
 	for _, x := range list {
 		row := []string{x.Received.UTC().Format(time.RFC3339), x.ID, x.Board, x.Serial, x.MAC, x.Verdict, strings.Join(x.Failed, " "),
@@ -186,22 +185,45 @@ func (s *Server) reportPage(w http.ResponseWriter, req *http.Request) {
 	}
 	var sweeps []sweep
 	for _, st := range r.Steps {
-		var res experiment.Result
+		var res curve.Result
 		if st.Type == "sweep" && json.Unmarshal(st.Detail, &res) == nil && len(res.Points) > 0 {
 			var b bytes.Buffer
 			res.WriteSVG(&b)
 			sweeps = append(sweeps, sweep{st.ID, template.HTML(b.String())}) // escaped by WriteSVG
 		}
 	}
-	var dr doctor.Report
-	var findings []doctor.Finding
-	if len(r.Doctor) > 0 && json.Unmarshal(r.Doctor, &dr) == nil {
-		for _, i := range dr.Interfaces {
-			findings = append(findings, i.Findings...)
-		}
-	}
+	findings := doctorFindings(r.Doctor)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	reportTmpl.Execute(w, map[string]any{"R": r, "M": s.store.Meta(r.ID), "Sweeps": sweeps, "Findings": findings, "HasDoctor": len(r.Doctor) > 0})
+}
+
+// finding is a doctor finding as the report page shows it (the report's JSON, read
+// without doctor's package: the station takes in none of the board's code).
+type finding struct {
+	ID, Severity, Why, Fix string
+}
+
+// doctorFindings are the findings of a report's doctor answer; a severity other than
+// doctor's three reads as info.
+func doctorFindings(raw []byte) []finding {
+	var dr struct {
+		Interfaces []struct {
+			Findings []finding `json:"findings"`
+		} `json:"interfaces"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &dr) != nil {
+		return nil
+	}
+	var out []finding
+	for _, i := range dr.Interfaces {
+		for _, f := range i.Findings {
+			if f.Severity != "fail" && f.Severity != "warn" {
+				f.Severity = "info"
+			}
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // yieldTable and paretoTable are the page's line-lead views.

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zynqnet/linerate/curve"
 	"github.com/zynqnet/linerate/doctor"
-	"github.com/zynqnet/linerate/experiment"
-	"github.com/zynqnet/linerate/validate"
+	"github.com/zynqnet/linerate/plan"
 )
 
 func TestFirstPassYieldAndPareto(t *testing.T) {
@@ -55,12 +55,12 @@ func dashboardStation(t *testing.T) string {
 			t.Fatal(code, msg)
 		}
 	}
-	var r validate.Report
+	var r plan.Report
 	json.Unmarshal(report("d2", "zc702", "FAIL", 412), &r)
-	res := experiment.Result{Iface: "eth0", Knob: "rings.rx", Restored: true, Columns: []experiment.Column{{Key: "tcp_mbps", Unit: "Mbit/s"}},
-		Points: []experiment.Point{{Value: "64", Median: map[string]float64{"tcp_mbps": 2}}, {Value: "512", Median: map[string]float64{"tcp_mbps": 900}}}}
+	res := curve.Result{Iface: "eth0", Knob: "rings.rx", Restored: true, Columns: []curve.Column{{Key: "tcp_mbps", Unit: "Mbit/s"}},
+		Points: []curve.Point{{Value: "64", Median: map[string]float64{"tcp_mbps": 2}}, {Value: "512", Median: map[string]float64{"tcp_mbps": 900}}}}
 	d, _ := json.Marshal(res)
-	r.Steps = append(r.Steps, validate.StepResult{ID: "rings", Type: "sweep", Pass: true, Summary: "rings.rx over 2 values", Detail: d})
+	r.Steps = append(r.Steps, plan.StepResult{ID: "rings", Type: "sweep", Pass: true, Summary: "rings.rx over 2 values", Detail: d})
 	r.Steps[1].Reason = "412.0 Mbit/s is below 930"
 	doc := doctor.Report{Interfaces: []doctor.Interface{{Name: "eth0", Findings: []doctor.Finding{{ID: "RX_RING_SMALL", Severity: doctor.Warn, Why: "the RX ring holds 64 frames", Fix: "linerate tune eth0 --profile zc702"}}}}}
 	r.Doctor, _ = json.Marshal(doc)

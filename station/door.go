@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/zynqnet/linerate/validate"
+	"github.com/zynqnet/linerate/plan"
 )
 
 // What a report may hold: far above any plan's (a board's plan has under 20 steps and
@@ -63,9 +63,9 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) && math
 // DecodeReport reads and checks a report body: one strict JSON document and nothing
 // after it, a known schema, the fields the station needs, bounded sizes, safe ids and
 // text, finite figures, and a verdict and failed list that are what its steps say.
-func DecodeReport(body []byte) (*validate.Report, error) {
+func DecodeReport(body []byte) (*plan.Report, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
-	var r validate.Report
+	var r plan.Report
 	if err := dec.Decode(&r); err != nil {
 		return nil, reject(400, "not a report: %v", err)
 	}
@@ -81,7 +81,7 @@ func DecodeReport(body []byte) (*validate.Report, error) {
 	return &r, nil
 }
 
-func checkReport(r *validate.Report) error {
+func checkReport(r *plan.Report) error {
 	if !SafeID(r.ID) {
 		return fmt.Errorf("id: want 1..%d of A-Z a-z 0-9 . _ - (not . or ..)", MaxIDLen)
 	}

@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zynqnet/linerate/validate"
+	"github.com/zynqnet/linerate/plan"
 	bolt "go.etcd.io/bbolt"
 )
 
 // mutate is report(id) changed by fn, re-encoded.
-func mutate(id string, fn func(r *validate.Report)) []byte {
-	var r validate.Report
+func mutate(id string, fn func(r *plan.Report)) []byte {
+	var r plan.Report
 	json.Unmarshal(report(id, "zc702", "PASS", 900), &r)
 	fn(&r)
 	b, _ := json.Marshal(r)
@@ -39,26 +39,26 @@ func TestDoor(t *testing.T) {
 		code int
 		want string
 	}{
-		{"PASS with a failed step", mutate("v1", func(r *validate.Report) { r.Steps[1].Pass = false }), 422, "verdict PASS, but its steps say FAIL (failed: tcp-up)"},
-		{"FAIL with every step passed", mutate("v2", func(r *validate.Report) { r.Verdict, r.Failed = "FAIL", []string{"tcp-up"} }), 422, "verdict FAIL, but its steps say PASS"},
-		{"failed list wrong", mutate("v3", func(r *validate.Report) { r.Verdict, r.Steps[1].Pass, r.Failed = "FAIL", false, []string{"link"} }), 422, "failed lists link, but the steps that failed are tcp-up"},
-		{"id .", mutate(".", func(*validate.Report) {}), 422, "id: want"},
-		{"id ..", mutate("..", func(*validate.Report) {}), 422, "id: want"},
-		{"id ?", mutate("a?b", func(*validate.Report) {}), 422, "id: want"},
-		{"id #", mutate("a#b", func(*validate.Report) {}), 422, "id: want"},
-		{"id %2F", mutate("a%2Fb", func(*validate.Report) {}), 422, "id: want"},
-		{"id too long", mutate(strings.Repeat("x", MaxIDLen+1), func(*validate.Report) {}), 422, "id: want"},
-		{"newline in the serial", mutate("n1", func(r *validate.Report) { r.Serial = "SN1\nstation: report forged" }), 422, "serial: want"},
-		{"absurd figure", mutate("f1", func(r *validate.Report) { r.Figures["tcp-up_mbps"] = 1.7e308 }), 422, "figure tcp-up_mbps = 1.7e+308"},
-		{"absurd measurement", mutate("f2", func(r *validate.Report) { r.Steps[1].Measured["mbps"] = -1e300 }), 422, "step tcp-up: mbps"},
-		{"too many figures", mutate("f3", func(r *validate.Report) { r.Figures = many(MaxFigures + 1) }), 422, "figures: at most"},
-		{"too many steps", mutate("s1", func(r *validate.Report) {
+		{"PASS with a failed step", mutate("v1", func(r *plan.Report) { r.Steps[1].Pass = false }), 422, "verdict PASS, but its steps say FAIL (failed: tcp-up)"},
+		{"FAIL with every step passed", mutate("v2", func(r *plan.Report) { r.Verdict, r.Failed = "FAIL", []string{"tcp-up"} }), 422, "verdict FAIL, but its steps say PASS"},
+		{"failed list wrong", mutate("v3", func(r *plan.Report) { r.Verdict, r.Steps[1].Pass, r.Failed = "FAIL", false, []string{"link"} }), 422, "failed lists link, but the steps that failed are tcp-up"},
+		{"id .", mutate(".", func(*plan.Report) {}), 422, "id: want"},
+		{"id ..", mutate("..", func(*plan.Report) {}), 422, "id: want"},
+		{"id ?", mutate("a?b", func(*plan.Report) {}), 422, "id: want"},
+		{"id #", mutate("a#b", func(*plan.Report) {}), 422, "id: want"},
+		{"id %2F", mutate("a%2Fb", func(*plan.Report) {}), 422, "id: want"},
+		{"id too long", mutate(strings.Repeat("x", MaxIDLen+1), func(*plan.Report) {}), 422, "id: want"},
+		{"newline in the serial", mutate("n1", func(r *plan.Report) { r.Serial = "SN1\nstation: report forged" }), 422, "serial: want"},
+		{"absurd figure", mutate("f1", func(r *plan.Report) { r.Figures["tcp-up_mbps"] = 1.7e308 }), 422, "figure tcp-up_mbps = 1.7e+308"},
+		{"absurd measurement", mutate("f2", func(r *plan.Report) { r.Steps[1].Measured["mbps"] = -1e300 }), 422, "step tcp-up: mbps"},
+		{"too many figures", mutate("f3", func(r *plan.Report) { r.Figures = many(MaxFigures + 1) }), 422, "figures: at most"},
+		{"too many steps", mutate("s1", func(r *plan.Report) {
 			for i := 0; i < MaxSteps; i++ {
-				r.Steps = append(r.Steps, validate.StepResult{ID: fmt.Sprintf("x%d", i), Pass: true})
+				r.Steps = append(r.Steps, plan.StepResult{ID: fmt.Sprintf("x%d", i), Pass: true})
 			}
 		}), 422, "steps: at most"},
-		{"a step twice", mutate("s2", func(r *validate.Report) { r.Steps = append(r.Steps, r.Steps[0]) }), 422, "step link given twice"},
-		{"step id with a space", mutate("s3", func(r *validate.Report) { r.Steps[0].ID = "my link" }), 422, "step id"},
+		{"a step twice", mutate("s2", func(r *plan.Report) { r.Steps = append(r.Steps, r.Steps[0]) }), 422, "step link given twice"},
+		{"step id with a space", mutate("s3", func(r *plan.Report) { r.Steps[0].ID = "my link" }), 422, "step id"},
 		{"trailing ]", append(report("t1", "zc702", "PASS", 1), ']'), 400, "data after the JSON document"},
 		{"trailing garbage", append(report("t2", "zc702", "PASS", 1), []byte("\n\nxyz")...), 400, "data after the JSON document"},
 	} {
@@ -153,10 +153,10 @@ func TestMetricsBounded(t *testing.T) {
 	_, hs := newServer(t, t.TempDir())
 	defer hs.Close()
 	for i := 0; i < 3; i++ {
-		body := mutate(fmt.Sprintf("m%d", i), func(r *validate.Report) {
+		body := mutate(fmt.Sprintf("m%d", i), func(r *plan.Report) {
 			r.Board = fmt.Sprintf("board%d", i)
 			for j := 0; j < MaxSteps-2; j++ {
-				r.Steps = append(r.Steps, validate.StepResult{ID: fmt.Sprintf("s%d-%d", i, j), Pass: true})
+				r.Steps = append(r.Steps, plan.StepResult{ID: fmt.Sprintf("s%d-%d", i, j), Pass: true})
 			}
 		})
 		if code, msg := post(t, hs.URL, body); code != 201 {
@@ -173,12 +173,12 @@ func TestMetricsBounded(t *testing.T) {
 // it, and lists every report as before.
 func TestBackfill(t *testing.T) {
 	dir := t.TempDir()
-	st, err := Open(dir)
+	st, err := OpenBolt(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"o1", "o2"} {
-		var r validate.Report
+		var r plan.Report
 		body := report(id, "zc702", "PASS", 900)
 		json.Unmarshal(body, &r)
 		if err := st.Put(&r, body, time.Now(), Meta{}); err != nil {
@@ -204,14 +204,14 @@ func TestBackfill(t *testing.T) {
 // every report, as the page did before, costs on the same store.
 func BenchmarkPage10k(b *testing.B) {
 	dir := b.TempDir()
-	st, err := Open(dir)
+	st, err := OpenBolt(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
 	st.db.NoSync = true
 	show := json.RawMessage(`"` + strings.Repeat("x", 20000) + `"`)
 	for i := 0; i < 10000; i++ {
-		var r validate.Report
+		var r plan.Report
 		json.Unmarshal(report(fmt.Sprintf("r%05d", i), []string{"zc702", "zcu102"}[i%2], "PASS", 900), &r)
 		r.Show = show
 		body, _ := json.Marshal(r)
@@ -237,7 +237,7 @@ func BenchmarkPage10k(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			st.db.View(func(tx *bolt.Tx) error {
 				return tx.Bucket(bucketReports).ForEach(func(_, v []byte) error {
-					var r validate.Report
+					var r plan.Report
 					return json.Unmarshal(v, &r)
 				})
 			})
@@ -250,10 +250,10 @@ func BenchmarkPage10k(b *testing.B) {
 func TestBoardsTestedOncePerSerial(t *testing.T) {
 	_, hs := newServer(t, t.TempDir())
 	defer hs.Close()
-	post(t, hs.URL, mutate("x1", func(r *validate.Report) {
+	post(t, hs.URL, mutate("x1", func(r *plan.Report) {
 		r.Serial, r.Verdict, r.Failed, r.Steps[1].Pass = "SN-X", "FAIL", []string{"tcp-up"}, false
 	}))
-	post(t, hs.URL, mutate("x2", func(r *validate.Report) { r.Serial = "SN-X" }))
+	post(t, hs.URL, mutate("x2", func(r *plan.Report) { r.Serial = "SN-X" }))
 	_, m := get(t, hs.URL+"/metrics")
 	for _, want := range []string{`linerate_boards_tested_total{board="zc702",verdict="FAIL"} 1`, `linerate_reports_total{board="zc702",verdict="FAIL"} 1`,
 		`linerate_reports_total{board="zc702",verdict="PASS"} 1`, `linerate_throughput_bits_per_second_sum{board="zc702",step="tcp-up"} 1.8e+09`} {

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zynqnet/linerate/validate"
+	"github.com/zynqnet/linerate/plan"
 )
 
 // startPostgres starts a PostgreSQL server of Debian's postgresql package for the test:
@@ -105,7 +105,7 @@ func TestPostgres(t *testing.T) {
 	if code, msg := post(t, b.URL, report("p1", "zc702", "PASS", 10)); code != http.StatusConflict {
 		t.Errorf("another report under p1: %d %s", code, msg)
 	}
-	if code, _ := post(t, a.URL, mutate("p3", func(r *validate.Report) { r.Steps[1].Pass = false })); code != 422 {
+	if code, _ := post(t, a.URL, mutate("p3", func(r *plan.Report) { r.Steps[1].Pass = false })); code != 422 {
 		t.Errorf("an inconsistent verdict: %d", code)
 	}
 	tok, _ := ParseTokens([]byte("0123456789abcdef0123 fixture-1\n"), "tokens")

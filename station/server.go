@@ -16,8 +16,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/zynqnet/linerate/experiment"
-	"github.com/zynqnet/linerate/validate"
+	"github.com/zynqnet/linerate/curve"
+	"github.com/zynqnet/linerate/plan"
 )
 
 // MaxReportBytes bounds a POSTed report (show and doctor of one port fit many times).
@@ -25,7 +25,7 @@ const MaxReportBytes = 4 << 20
 
 // Server is the station's HTTP side.
 type Server struct {
-	store   Backend
+	store   Store
 	log     *log.Logger
 	mux     *http.ServeMux
 	reg     *prometheus.Registry
@@ -72,7 +72,7 @@ func (s *Server) label(kind, v string) string {
 }
 
 // NewServer serves store; the metrics start from what the store holds.
-func NewServer(store Backend, logger *log.Logger) (*Server, error) {
+func NewServer(store Store, logger *log.Logger) (*Server, error) {
 	s := &Server{store: store, log: logger, mux: http.NewServeMux(), reg: prometheus.NewRegistry(), started: time.Now()}
 	s.tested = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "linerate_boards_tested_total", Help: "Boards tested, each serial once (its first report), by board type and that report's verdict."}, []string{"board", "verdict"})
 	s.reports = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "linerate_reports_total", Help: "Reports received, retests included, by board type and verdict."}, []string{"board", "verdict"})
@@ -277,12 +277,12 @@ func (s *Server) lookup(w http.ResponseWriter, req *http.Request) ([]byte, bool)
 }
 
 // lookupReport is the stored report decoded; it answers 404 or 500 itself.
-func (s *Server) lookupReport(w http.ResponseWriter, req *http.Request) (*validate.Report, bool) {
+func (s *Server) lookupReport(w http.ResponseWriter, req *http.Request) (*plan.Report, bool) {
 	body, ok := s.lookup(w, req)
 	if !ok {
 		return nil, false
 	}
-	var r validate.Report
+	var r plan.Report
 	if err := json.Unmarshal(body, &r); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return nil, false
@@ -323,7 +323,7 @@ func (s *Server) getSweepChart(w http.ResponseWriter, req *http.Request) {
 		if st.ID != id || st.Type != "sweep" {
 			continue
 		}
-		var res experiment.Result
+		var res curve.Result
 		if err := json.Unmarshal(st.Detail, &res); err != nil || len(res.Points) == 0 {
 			http.Error(w, "step "+id+" has no sweep to draw", http.StatusNotFound)
 			return

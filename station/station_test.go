@@ -12,17 +12,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zynqnet/linerate/experiment"
-	"github.com/zynqnet/linerate/validate"
+	"github.com/zynqnet/linerate/curve"
+	"github.com/zynqnet/linerate/plan"
 )
 
 func report(id, board, verdict string, mbps float64) []byte {
-	r := validate.Report{Schema: validate.SchemaVersion, ID: id, Verdict: verdict, Board: board, Serial: "SN-" + id, MAC: "00:0a:35:00:01:22",
+	r := plan.Report{Schema: plan.SchemaVersion, ID: id, Verdict: verdict, Board: board, Serial: "SN-" + id, MAC: "00:0a:35:00:01:22",
 		Interface: "eth0", Started: time.Now().UTC(), Seconds: 12.5, Failed: []string{},
 		Figures: map[string]float64{"tcp-up_mbps": mbps, "speed_mbps": 1000},
-		Plan: &validate.Plan{Name: "qemu-zc702", Budget: validate.Duration(4 * time.Minute), Steps: []validate.Step{{ID: "link", Type: "link", Timeout: validate.Duration(15 * time.Second)},
-			{ID: "tcp-up", Type: "iperf3", Protocol: "tcp", Direction: "up"}}},
-		Steps: []validate.StepResult{{ID: "link", Type: "link", Pass: true, Summary: "1000 full"},
+		Plan: &plan.Plan{Name: "qemu-zc702", Budget: plan.Duration(4 * time.Minute), Steps: []plan.Step{{ID: "link", Type: "link", Timeout: plan.Duration(15 * time.Second)},
+			{ID: "tcp-up", Type: "iperf3", Raw: json.RawMessage(`{"id":"tcp-up","type":"iperf3","protocol":"tcp","direction":"up"}`)}}},
+		Steps: []plan.StepResult{{ID: "link", Type: "link", Pass: true, Summary: "1000 full"},
 			{ID: "tcp-up", Type: "iperf3", Pass: verdict == "PASS", Summary: fmt.Sprintf("TCP up %.1f Mbit/s", mbps), Measured: map[string]float64{"mbps": mbps}}}}
 	if verdict == "FAIL" {
 		r.Failed = []string{"tcp-up"}
@@ -31,9 +31,9 @@ func report(id, board, verdict string, mbps float64) []byte {
 	return b
 }
 
-func newServer(t testing.TB, dir string) (*Store, *httptest.Server) {
+func newServer(t testing.TB, dir string) (*BoltStore, *httptest.Server) {
 	t.Helper()
-	st, err := Open(dir)
+	st, err := OpenBolt(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestStation(t *testing.T) {
 		t.Error("metrics not rebuilt from the store")
 	}
 	// A second station on the same store is refused with a clear error.
-	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "another station") {
+	if _, err := OpenBolt(dir); err == nil || !strings.Contains(err.Error(), "another station") {
 		t.Errorf("second open: %v", err)
 	}
 }
@@ -207,13 +207,13 @@ func TestConcurrentPosts(t *testing.T) {
 func TestSweepChart(t *testing.T) {
 	_, hs := newServer(t, t.TempDir())
 	defer hs.Close()
-	var r validate.Report
+	var r plan.Report
 	json.Unmarshal(report("sw-1", "zc702", "PASS", 60), &r)
-	res := experiment.Result{Iface: "eth0", Knob: "rings.rx", Restored: true, Columns: []experiment.Column{{Key: "tcp_mbps", Unit: "Mbit/s"}},
-		Points: []experiment.Point{{Value: "64", Applied: "64", Median: map[string]float64{"tcp_mbps": 40}}, {Value: "128", Applied: "128", Median: map[string]float64{"tcp_mbps": 60}}}}
+	res := curve.Result{Iface: "eth0", Knob: "rings.rx", Restored: true, Columns: []curve.Column{{Key: "tcp_mbps", Unit: "Mbit/s"}},
+		Points: []curve.Point{{Value: "64", Applied: "64", Median: map[string]float64{"tcp_mbps": 40}}, {Value: "128", Applied: "128", Median: map[string]float64{"tcp_mbps": 60}}}}
 	d, _ := json.Marshal(res)
-	r.Steps = append(r.Steps, validate.StepResult{ID: "rings", Type: "sweep", Pass: true, Summary: "rings.rx over 2 values: 2 measured", Detail: d})
-	r.Plan.Steps = append(r.Plan.Steps, validate.Step{ID: "rings", Type: "sweep"})
+	r.Steps = append(r.Steps, plan.StepResult{ID: "rings", Type: "sweep", Pass: true, Summary: "rings.rx over 2 values: 2 measured", Detail: d})
+	r.Plan.Steps = append(r.Plan.Steps, plan.Step{ID: "rings", Type: "sweep"})
 	b, _ := json.Marshal(r)
 	if code, body := post(t, hs.URL, b); code != 201 {
 		t.Fatalf("post: %d %s", code, body)

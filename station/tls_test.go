@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zynqnet/linerate/internal/httpc"
 	"github.com/zynqnet/linerate/validate"
 )
 
@@ -57,8 +56,8 @@ func TestTLSAndTokens(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Config{Listen: addr, Data: filepath.Join(dir, "data"), Iperf3: "off", Tokens: tokens, TLSCert: cert, TLSKey: key,
-			Duration: time.Minute, Log: log.New(io.Discard, "", 0)})
+		done <- Run(ctx, Config{Listen: addr, Data: filepath.Join(dir, "data"), Tokens: tokens, TLSCert: cert, TLSKey: key,
+			Log: log.New(io.Discard, "", 0)})
 	}()
 	defer func() { cancel(); <-done }()
 	url := "https://" + addr + "/api/reports"
@@ -80,16 +79,16 @@ func TestTLSAndTokens(t *testing.T) {
 		{"both", "0123456789abcdef0123456789abcdef", pool, ""},
 	} {
 		u := &validate.Uploader{URL: url, SpoolDir: filepath.Join(dir, "spool-"+c.name), Window: time.Second, Token: c.token,
-			Client: &httpc.Client{TLS: &tls.Config{RootCAs: c.pool}}}
+			Client: validate.NewClient(&tls.Config{RootCAs: c.pool}, 10*time.Second)}
 		err := u.Deliver(context.Background(), "tls-1", body)
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
-	if err := Run(context.Background(), Config{Listen: "127.0.0.1:0", Data: dir, Iperf3: "off", TLSCert: cert, Log: log.New(io.Discard, "", 0)}); err == nil || !strings.Contains(err.Error(), "go together") {
+	if err := Run(context.Background(), Config{Listen: "127.0.0.1:0", Data: dir, TLSCert: cert, Log: log.New(io.Discard, "", 0)}); err == nil || !strings.Contains(err.Error(), "go together") {
 		t.Errorf("--tls-cert alone: %v", err)
 	}
-	if err := Run(context.Background(), Config{Listen: "127.0.0.1:0", Data: dir, Iperf3: "off", TLSCert: key, TLSKey: cert, Log: log.New(io.Discard, "", 0)}); err == nil || !strings.Contains(err.Error(), "--tls-cert") {
+	if err := Run(context.Background(), Config{Listen: "127.0.0.1:0", Data: dir, TLSCert: key, TLSKey: cert, Log: log.New(io.Discard, "", 0)}); err == nil || !strings.Contains(err.Error(), "--tls-cert") {
 		t.Errorf("cert and key swapped: %v", err)
 	}
 }

@@ -246,7 +246,8 @@ func Apply(ctx context.Context, sys *System, store Store, plan *Plan) error {
 func queueSettings(sys *System, plan *Plan, have []Change) []Change {
 	changesChannels := false
 	for _, c := range plan.Changes {
-		changesChannels = changesChannels || strings.HasPrefix(c.Knob, "channels.")
+		k, err := KnobFromName(plan.Iface, c.Knob)
+		changesChannels = changesChannels || err == nil && k.def().dropsQueues
 	}
 	if !changesChannels {
 		return nil
@@ -257,8 +258,7 @@ func queueSettings(sys *System, plan *Plan, have []Change) []Change {
 	}
 	var out []Change
 	for _, e := range ents {
-		for _, f := range []string{"rps_cpus", "rps_flow_cnt", "xps_cpus"} {
-			name := "queue." + e.Name() + "." + f
+		for _, name := range queueKnobs(e.Name()) {
 			if slices.ContainsFunc(have, func(c Change) bool { return c.Knob == name }) {
 				continue
 			}
@@ -280,10 +280,10 @@ func queueSettings(sys *System, plan *Plan, have []Change) []Change {
 func applyChanges(ctx context.Context, sys *System, iface string, changes []Change) (done, failed []Change, err error) {
 	for i := 0; i < len(changes); i++ {
 		c := changes[i]
-		if strings.HasPrefix(c.Knob, "feature.") {
+		if batched(c.Knob) {
 			// The run of feature changes from here (Diff plans them next to each other).
 			var batch []Change
-			for j := i; j < len(changes) && strings.HasPrefix(changes[j].Knob, "feature."); j++ {
+			for j := i; j < len(changes) && batched(changes[j].Knob); j++ {
 				batch = append(batch, changes[j])
 			}
 			if f, err := writeFeatures(ctx, sys, iface, batch, func(c Change) string { return c.New }); err != nil {
@@ -352,14 +352,14 @@ func restore(ctx context.Context, sys *System, iface string, changes []Change) e
 	featuresDone := false
 	for i := len(changes) - 1; i >= 0; i-- {
 		c := changes[i]
-		if strings.HasPrefix(c.Knob, "feature.") {
+		if batched(c.Knob) {
 			if featuresDone {
 				continue
 			}
 			featuresDone = true
 			var batch []Change
 			for _, f := range changes {
-				if !strings.HasPrefix(f.Knob, "feature.") {
+				if !batched(f.Knob) {
 					continue
 				}
 				k, err := KnobFromName(iface, f.Knob)

@@ -90,34 +90,17 @@ type expander struct {
 	cpus int
 }
 
-// expand dispatches a setting to its knob family.
+// expand hands a setting to its row's expander.
 func (x *expander) expand(s Setting) error {
-	switch k := s.Knob; {
-	case k == "rings.rx" || k == "rings.tx":
-		return x.rings(s)
-	case strings.HasPrefix(k, "channels."):
-		return x.channels(s)
-	case k == "coalesce.usecs":
-		return x.coalesce(s)
-	case k == "napi.defer_hard_irqs" || k == "napi.gro_flush_timeout" || k == "napi.threaded":
-		return x.napi(s)
-	case k == "mtu":
-		return x.mtu(s)
-	case k == "promisc" || strings.HasPrefix(k, "sysctl."):
-		return x.target(s, k, s.Value)
-	case strings.HasPrefix(k, "features."):
-		return x.feature(s)
-	case k == "rps.cpus" || k == "rps.flow_cnt":
-		return x.rps(s)
-	case k == "xps.cpus":
-		return x.xps(s)
-	case k == "irq.affinity":
-		return x.irqAffinity(s)
-	case k == "cpufreq.governor":
-		return x.governor(s)
+	r, ok := rowOf(s.Knob)
+	if !ok {
+		return x.p.perr(s, "unknown knob")
 	}
-	return x.p.perr(s, "unknown knob")
+	return r.expand(x, s)
 }
+
+// same: the setting is the one knob of its name (promisc, a sysctl).
+func (x *expander) same(s Setting) error { return x.target(s, s.Knob, s.Value) }
 
 func (x *expander) skip(s Setting, why string) error {
 	if x.p.Required[s.Knob] {
@@ -442,7 +425,7 @@ func Diff(p *Profile, st *State, e *expansion) (*Plan, error) {
 		}
 		cur := st.Current[name]
 		want := t.Want
-		if floorSysctls[name] && !p.Exact {
+		if floor(name) && !p.Exact {
 			want = atLeast(cur, want)
 		}
 		if equal(t.Knob, cur, want) {
@@ -461,20 +444,10 @@ func Diff(p *Profile, st *State, e *expansion) (*Plan, error) {
 			return ki.class() < kj.class()
 		}
 		// Features together, so they are written in one request.
-		fi, fj := strings.HasPrefix(ki.Name, "feature."), strings.HasPrefix(kj.Name, "feature.")
+		fi, fj := ki.def().batch, kj.def().batch
 		return fi && !fj
 	})
 	return plan, nil
-}
-
-// floorSysctls are sizes and limits: a profile raises them to its value but never lowers
-// one the machine already has larger (a tcp_rmem triple field by field).
-var floorSysctls = map[string]bool{
-	"sysctl.net.core.rmem_max": true, "sysctl.net.core.wmem_max": true,
-	"sysctl.net.core.rmem_default": true, "sysctl.net.core.wmem_default": true,
-	"sysctl.net.core.netdev_max_backlog": true, "sysctl.net.core.netdev_budget": true,
-	"sysctl.net.core.rps_sock_flow_entries": true,
-	"sysctl.net.ipv4.tcp_rmem":              true, "sysctl.net.ipv4.tcp_wmem": true,
 }
 
 // atLeast is want raised, field by field, to what cur already has.

@@ -12,7 +12,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -54,65 +53,10 @@ const (
 	kMTU                  // number 68..65535 or keep
 	kCPUs                 // all, none or a CPU list
 	kSpread               // spread, all, none or a CPU list
-	kSysctl               // per-sysctl check
+	kSysctl               // the sysctl's own kind (knobs.go's sysctls)
 	kWord                 // a word (governor, congestion control)
+	kTriple               // three numbers min <= default <= max (tcp_rmem)
 )
-
-// knobs are the profile keys linerate knows; "features." and "sysctl." take a suffix.
-var knobs = map[string]kind{
-	"rings.rx": kCount, "rings.tx": kCount,
-	"channels.rx": kChannels, "channels.tx": kChannels, "channels.combined": kChannels,
-	"coalesce.usecs":       kUint,
-	"napi.defer_hard_irqs": kUint, "napi.gro_flush_timeout": kUint, "napi.threaded": kOnOff,
-	"mtu": kMTU, "promisc": kOnOff,
-	"rps.cpus": kCPUs, "rps.flow_cnt": kUint, "xps.cpus": kSpread,
-	"irq.affinity":     kSpread,
-	"cpufreq.governor": kWord,
-}
-
-// Sysctls a profile may set.
-var Sysctls = []string{
-	"net.core.rmem_max", "net.core.wmem_max", "net.core.rmem_default", "net.core.wmem_default",
-	"net.core.netdev_max_backlog", "net.core.dev_weight", "net.core.netdev_budget",
-	"net.core.netdev_budget_usecs", "net.core.busy_read", "net.core.busy_poll",
-	"net.core.rps_sock_flow_entries",
-	"net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_congestion_control",
-	"net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_notsent_lowat",
-}
-
-// FeatureShortNames are ethtool -K's short names, which a profile may use besides kernel
-// feature names.
-var FeatureShortNames = []string{"rx", "tx", "sg", "tso", "gso", "gro", "lro", "rxvlan", "txvlan", "ntuple", "rxhash"}
-
-func knobKind(k string) (kind, bool) {
-	if v, ok := knobs[k]; ok {
-		return v, true
-	}
-	if s, ok := strings.CutPrefix(k, "sysctl."); ok {
-		for _, x := range Sysctls {
-			if x == s {
-				return kSysctl, true
-			}
-		}
-		return 0, false
-	}
-	if f, ok := strings.CutPrefix(k, "features."); ok && f != "" && !strings.ContainsAny(f, " \t") {
-		return kOnOff, true
-	}
-	return 0, false
-}
-
-// KnownKnobs lists the profile keys, for error messages and docs.
-func KnownKnobs() []string {
-	var out []string
-	for k := range knobs {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	out = append(out, "features.NAME (ethtool -K short names: "+strings.Join(FeatureShortNames, ", ")+"; or kernel feature names)")
-	out = append(out, "sysctl.NAME ("+strings.Join(Sysctls, ", ")+")")
-	return out
-}
 
 // ProfileError is a profile that cannot be used, with its file and line.
 type ProfileError = srcerr.Error
@@ -223,6 +167,20 @@ func CheckSetting(knob, value string) (string, error) {
 	return normalizeValue(kd, value), nil
 }
 
+// CheckSettings checks every value of one knob as CheckSetting does and gives them as a
+// profile holds them: the one check a sweep's values get, wherever they come from.
+func CheckSettings(knob string, values []string) ([]string, error) {
+	out := make([]string, len(values))
+	for i, v := range values {
+		n, err := CheckSetting(knob, v)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
 func isUint(s string) bool {
 	_, err := strconv.ParseUint(s, 10, 32)
 	return err == nil
@@ -279,25 +237,17 @@ func checkValue(name string, k kind, v string) error {
 		}
 		return nil
 	case kSysctl:
-		s := strings.TrimPrefix(name, "sysctl.")
-		switch s {
-		case "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem":
-			f := strings.Fields(v)
-			if len(f) != 3 || !isUint(f[0]) || !isUint(f[1]) || !isUint(f[2]) {
-				return fmt.Errorf("want three numbers (min default max), have %q", v)
-			}
-			a, _ := strconv.Atoi(f[0])
-			b, _ := strconv.Atoi(f[1])
-			c, _ := strconv.Atoi(f[2])
-			if a > b || b > c {
-				return fmt.Errorf("want min <= default <= max, have %q", v)
-			}
-		case "net.ipv4.tcp_congestion_control":
-			return checkValue(name, kWord, v)
-		default:
-			if !isUint(v) {
-				return fmt.Errorf("want a number, have %q", v)
-			}
+		return checkValue(name, sysctlKind(strings.TrimPrefix(name, "sysctl.")), v)
+	case kTriple:
+		f := strings.Fields(v)
+		if len(f) != 3 || !isUint(f[0]) || !isUint(f[1]) || !isUint(f[2]) {
+			return fmt.Errorf("want three numbers (min default max), have %q", v)
+		}
+		a, _ := strconv.Atoi(f[0])
+		b, _ := strconv.Atoi(f[1])
+		c, _ := strconv.Atoi(f[2])
+		if a > b || b > c {
+			return fmt.Errorf("want min <= default <= max, have %q", v)
 		}
 		return nil
 	}
@@ -312,7 +262,7 @@ func normalizeValue(k kind, v string) string {
 			return "on"
 		}
 		return "off"
-	case kSysctl:
+	case kSysctl, kTriple:
 		return strings.Join(strings.Fields(v), " ")
 	}
 	return v

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -16,89 +15,50 @@ import (
 // names it: rings.rx, channels.combined, coalesce.rx-usecs, feature.rx-gro, mtu, promisc,
 // napi.defer_hard_irqs, napi.gro_flush_timeout, napi.threaded, queue.rx-0.rps_cpus,
 // queue.rx-0.rps_flow_cnt, queue.tx-0.xps_cpus, irq.27.smp_affinity,
-// sysctl.net.core.rmem_max, cpufreq.cpu0.governor.
+// sysctl.net.core.rmem_max, cpufreq.cpu0.governor. Its row (knobs.go) says the rest.
 type Knob struct {
 	Name  string
 	Iface string
 	// Path is the sysfs/procfs file of a file knob, relative to the root; empty for knobs
 	// the kernel holds (ethtool, rtnetlink).
 	Path string
+	row  *row
 }
 
-// Order classes: knobs that bounce the link first (and carrier is awaited after each),
-// then ethtool settings, per-interface sysfs, IRQs, sysctls, CPU power.
-func (k Knob) class() int {
-	switch {
-	case k.Name == "mtu" || strings.HasPrefix(k.Name, "rings.") || strings.HasPrefix(k.Name, "channels."):
-		return 0
-	case strings.HasPrefix(k.Name, "feature.") || strings.HasPrefix(k.Name, "coalesce.") || k.Name == "promisc":
-		return 1
-	case strings.HasPrefix(k.Name, "napi.") || strings.HasPrefix(k.Name, "queue."):
-		return 2
-	case strings.HasPrefix(k.Name, "irq."):
-		return 3
-	case strings.HasPrefix(k.Name, "sysctl."):
-		return 4
+// def is the knob's row (a Knob made by hand finds it by its name).
+func (k Knob) def() *row {
+	if k.row != nil {
+		return k.row
 	}
-	return 5
+	if r, _, ok := concreteRow(k.Name); ok {
+		return r
+	}
+	return &row{order: orderCPU + 1, read: cannotRead, write: cannotWrite}
 }
 
-// bounces reports whether changing the knob closes and reopens the interface (macb does
-// so for rings; most drivers for MTU and channels).
-func (k Knob) bounces() bool { return k.class() == 0 }
+func (k Knob) class() int    { return k.def().order }
+func (k Knob) bounces() bool { return k.def().bounces }
+func (k Knob) isMask() bool  { return k.def().mask }
 
-// isMask says the value is a CPU mask, compared as a set of CPUs.
-func (k Knob) isMask() bool {
-	return strings.HasSuffix(k.Name, ".rps_cpus") || strings.HasSuffix(k.Name, ".xps_cpus") || strings.HasSuffix(k.Name, ".smp_affinity")
+func cannotRead(_ *System, k Knob) (string, error) {
+	return "", fmt.Errorf("knob %q cannot be read", k.Name)
+}
+
+func cannotWrite(_ *System, k Knob, _ string) error {
+	return fmt.Errorf("knob %q cannot be written", k.Name)
 }
 
 // KnobFromName rebuilds a knob from its journal name.
 func KnobFromName(iface, name string) (Knob, error) {
-	k := Knob{Name: name, Iface: iface}
-	net := filepath.Join("sys/class/net", iface)
-	switch {
-	case name == "mtu", name == "promisc", name == "rings.rx", name == "rings.tx",
-		name == "channels.rx", name == "channels.tx", name == "channels.combined", name == "channels.other":
-	case strings.HasPrefix(name, "coalesce.") && len(name) > 9, strings.HasPrefix(name, "feature.") && len(name) > 8:
-	case name == "napi.defer_hard_irqs":
-		k.Path = filepath.Join(net, "napi_defer_hard_irqs")
-	case name == "napi.gro_flush_timeout":
-		k.Path = filepath.Join(net, "gro_flush_timeout")
-	case name == "napi.threaded":
-		k.Path = filepath.Join(net, "threaded")
-	case strings.HasPrefix(name, "queue."):
-		f := strings.Split(name, ".")
-		if len(f) != 3 || !validQueue(f[1]) || (f[2] != "rps_cpus" && f[2] != "rps_flow_cnt" && f[2] != "xps_cpus") {
-			return k, fmt.Errorf("bad knob %q", name)
-		}
-		k.Path = filepath.Join(net, "queues", f[1], f[2])
-	case strings.HasPrefix(name, "irq."):
-		f := strings.Split(name, ".")
-		if len(f) != 3 || f[2] != "smp_affinity" || !isUint(f[1]) {
-			return k, fmt.Errorf("bad knob %q", name)
-		}
-		k.Path = filepath.Join("proc/irq", f[1], "smp_affinity")
-	case strings.HasPrefix(name, "sysctl."):
-		s := strings.TrimPrefix(name, "sysctl.")
-		if _, ok := knobKind(name); !ok {
-			return k, fmt.Errorf("bad knob %q", name)
-		}
-		k.Path = filepath.Join("proc/sys", strings.ReplaceAll(s, ".", "/"))
-	case strings.HasPrefix(name, "cpufreq."):
-		f := strings.Split(name, ".")
-		if len(f) != 3 || f[2] != "governor" || !strings.HasPrefix(f[1], "cpu") || !isUint(f[1][3:]) {
-			return k, fmt.Errorf("bad knob %q", name)
-		}
-		k.Path = filepath.Join("sys/devices/system/cpu", f[1], "cpufreq/scaling_governor")
-	default:
-		return k, fmt.Errorf("bad knob %q", name)
+	r, parts, ok := concreteRow(name)
+	if !ok {
+		return Knob{}, fmt.Errorf("bad knob %q", name)
+	}
+	k := Knob{Name: name, Iface: iface, row: r}
+	if r.path != nil {
+		k.Path = r.path(iface, parts)
 	}
 	return k, nil
-}
-
-func validQueue(q string) bool {
-	kind, n, ok := strings.Cut(q, "-")
-	return ok && (kind == "rx" || kind == "tx") && isUint(n)
 }
 
 // System is where knobs are read and written: files under Root, and the kernel.
@@ -144,62 +104,7 @@ func (s *System) Read(k Knob) (string, error) {
 		}
 		return strings.Join(strings.Fields(v), " "), nil
 	}
-	et, l, err := s.ethtool(k.Iface)
-	if err != nil {
-		return "", err
-	}
-	u := func(v uint32) string { return strconv.FormatUint(uint64(v), 10) }
-	unsupported := func(part string) error {
-		if why, ok := et.Unsupported[part]; ok {
-			return errors.New(why)
-		}
-		return fmt.Errorf("%s not supported", part)
-	}
-	switch {
-	case k.Name == "mtu":
-		return strconv.Itoa(l.MTU), nil
-	case k.Name == "promisc":
-		return onOff(l.RawFlags&0x100 != 0), nil
-	case strings.HasPrefix(k.Name, "rings."):
-		if et.Rings == nil {
-			return "", unsupported("rings")
-		}
-		if k.Name == "rings.rx" {
-			return u(et.Rings.RX), nil
-		}
-		return u(et.Rings.TX), nil
-	case strings.HasPrefix(k.Name, "channels."):
-		c := et.Channels
-		if c == nil {
-			return "", unsupported("channels")
-		}
-		return u(map[string]uint32{"channels.rx": c.RX, "channels.tx": c.TX, "channels.other": c.Other, "channels.combined": c.Combined}[k.Name]), nil
-	case strings.HasPrefix(k.Name, "coalesce."):
-		if et.Coalesce == nil {
-			return "", unsupported("coalesce")
-		}
-		v, ok := et.Coalesce[strings.TrimPrefix(k.Name, "coalesce.")]
-		if !ok {
-			return "", fmt.Errorf("the driver does not report %s", k.Name)
-		}
-		return u(v), nil
-	case strings.HasPrefix(k.Name, "feature."):
-		name := strings.TrimPrefix(k.Name, "feature.")
-		for _, f := range et.Features {
-			if f.Name == name {
-				return onOff(f.Active), nil
-			}
-		}
-		return "", fmt.Errorf("no feature %q", name)
-	}
-	return "", fmt.Errorf("knob %q cannot be read", k.Name)
-}
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
+	return k.def().read(s, k)
 }
 
 // Write sets the knob, and after a knob that bounces the link waits for carrier to come
@@ -223,56 +128,7 @@ func (s *System) Write(ctx context.Context, k Knob, v string) error {
 			hadCarrier = l.RawFlags&0x10000 != 0
 		}
 	}
-	n, _ := strconv.ParseUint(v, 10, 32)
-	var err error
-	switch {
-	case k.Name == "mtu":
-		err = s.Setter.SetMTU(k.Iface, int(n))
-	case k.Name == "promisc":
-		err = s.Setter.SetPromisc(k.Iface, v == "on")
-	case strings.HasPrefix(k.Name, "rings."):
-		et, _, rerr := s.ethtool(k.Iface)
-		if rerr != nil {
-			return rerr
-		}
-		if et.Rings == nil {
-			return errors.New("rings not supported")
-		}
-		rx, tx := et.Rings.RX, et.Rings.TX
-		if k.Name == "rings.rx" {
-			rx = uint32(n)
-		} else {
-			tx = uint32(n)
-		}
-		err = s.Setter.SetRings(k.Iface, rx, tx)
-	case strings.HasPrefix(k.Name, "channels."):
-		et, _, rerr := s.ethtool(k.Iface)
-		if rerr != nil {
-			return rerr
-		}
-		if et.Channels == nil {
-			return errors.New("channels not supported")
-		}
-		c := *et.Channels
-		switch k.Name {
-		case "channels.rx":
-			c.RX = uint32(n)
-		case "channels.tx":
-			c.TX = uint32(n)
-		case "channels.other":
-			c.Other = uint32(n)
-		default:
-			c.Combined = uint32(n)
-		}
-		err = s.Setter.SetChannels(k.Iface, c)
-	case strings.HasPrefix(k.Name, "coalesce."):
-		err = s.Setter.SetCoalesce(k.Iface, nic.Coalesce{strings.TrimPrefix(k.Name, "coalesce."): uint32(n)})
-	case strings.HasPrefix(k.Name, "feature."):
-		err = s.Setter.SetFeatures(k.Iface, map[string]bool{strings.TrimPrefix(k.Name, "feature."): v == "on"})
-	default:
-		err = fmt.Errorf("knob %q cannot be written", k.Name)
-	}
-	if err != nil {
+	if err := k.def().write(s, k, v); err != nil {
 		return err
 	}
 	if hadCarrier {
@@ -293,7 +149,7 @@ func (s *System) WriteFeatures(iface string, ks []Knob, vals []string) error {
 			}
 		}
 		s.writes++
-		want[strings.TrimPrefix(k.Name, "feature.")] = vals[i] == "on"
+		want[featureName(k)] = vals[i] == "on"
 	}
 	if s.Setter == nil {
 		return ErrCannotSet

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/zynqnet/linerate/plan"
 )
 
 // Outcome is what a step measured and concluded.
@@ -18,15 +20,15 @@ type Outcome struct {
 	Detail   any                // what the step's tool reported, for the JSON report
 }
 
-// StepFunc carries out one step of its type. An error fails the step with that reason
-// (the station vanished, the link went away); it never stops the plan.
-type StepFunc func(ctx context.Context, s *Step) (Outcome, error)
+// StepFunc carries out one step. An error fails the step with that reason (the station
+// vanished, the link went away); it never stops the plan.
+type StepFunc func(ctx context.Context, s *plan.Step) (Outcome, error)
 
 // Runner runs a plan's steps in order, each under its timeout, all under the budget.
 type Runner struct {
-	Plan    *Plan
-	Steps   map[string]StepFunc // by step type
-	Console io.Writer           // a progress line per step
+	Plan    *plan.Plan
+	Do      StepFunc  // runs one step
+	Console io.Writer // a progress line per step
 	// Grace is how long a step that overran its timeout may take to notice
 	// cancellation before it is reported as hung and left behind.
 	Grace time.Duration
@@ -34,34 +36,31 @@ type Runner struct {
 
 // Run takes every step and returns their results and the failed step ids. A step that
 // overruns its timeout, or the budget, fails with the reason; nothing hangs.
-func (r *Runner) Run(ctx context.Context) ([]StepResult, []string, map[string]float64) {
+func (r *Runner) Run(ctx context.Context) ([]plan.StepResult, []string, map[string]float64) {
 	budget, cancel := context.WithTimeout(ctx, r.Plan.Budget.D())
 	defer cancel()
 	grace := r.Grace
 	if grace == 0 {
 		grace = 5 * time.Second
 	}
-	var results []StepResult
+	var results []plan.StepResult
 	var failed []string
 	figures := map[string]float64{}
 	for i := range r.Plan.Steps {
 		s := &r.Plan.Steps[i]
 		start := time.Now()
-		res := StepResult{ID: s.ID, Type: s.Type}
-		fn := r.Steps[s.Type]
+		res := plan.StepResult{ID: s.ID, Type: s.Type}
 		var o Outcome
 		var err error
 		switch {
 		case budget.Err() != nil:
 			err = fmt.Errorf("the plan's budget of %v ran out before this step", r.Plan.Budget.D())
-		case fn == nil:
-			err = fmt.Errorf("no runner for step type %s", s.Type)
 		default:
 			if r.Console != nil {
 				// A step can take a while: the console says what runs, and for how long at most.
 				fmt.Fprintf(r.Console, "linerate validate: step %d/%d %-10s %-8s running (up to %v)\n", i+1, len(r.Plan.Steps), s.ID, s.Type, s.Timeout.D())
 			}
-			o, err = runOne(budget, fn, s, grace)
+			o, err = runOne(budget, r.Do, s, grace)
 		}
 		res.Seconds = time.Since(start).Seconds()
 		res.Pass = err == nil && o.Pass
@@ -99,7 +98,7 @@ func (r *Runner) Run(ctx context.Context) ([]StepResult, []string, map[string]fl
 	return results, failed, figures
 }
 
-func runOne(ctx context.Context, fn StepFunc, s *Step, grace time.Duration) (Outcome, error) {
+func runOne(ctx context.Context, fn StepFunc, s *plan.Step, grace time.Duration) (Outcome, error) {
 	sctx, cancel := context.WithTimeout(ctx, s.Timeout.D())
 	defer cancel()
 	type ret struct {
@@ -133,4 +132,12 @@ func runOne(ctx context.Context, fn StepFunc, s *Step, grace time.Duration) (Out
 	case <-time.After(grace):
 		return Outcome{}, fmt.Errorf("timed out after %v and did not stop; left behind", s.Timeout.D())
 	}
+}
+
+// orDash is s, or "-" when it is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

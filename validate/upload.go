@@ -1,18 +1,21 @@
 package validate
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/zynqnet/linerate/internal/httpc"
+	"github.com/zynqnet/linerate/internal/readall"
 )
 
 // Uploader delivers reports to the station. A report is written to the spool before the
@@ -22,7 +25,7 @@ import (
 type Uploader struct {
 	URL      string
 	SpoolDir string
-	Client   *httpc.Client // nil: 10 s per attempt
+	Client   *http.Client  // nil: NewClient(nil, 10 s)
 	Window   time.Duration // how long to keep retrying (backoff 1 s doubling to 15 s)
 	Console  io.Writer     // progress and, on a first failure, the report between markers
 	Token    string        // the station's bearer token ("": none)
@@ -76,11 +79,41 @@ const (
 	ReportEnd   = "==== LINERATE REPORT END"
 )
 
-func (u *Uploader) client() *httpc.Client {
+// The station's answers are read this far, no further: a reason fits in a few lines.
+const (
+	maxAnswerBytes = 64 << 10
+	maxHeaderBytes = 64 << 10
+)
+
+// NewClient is the board's HTTP client for the station (net/http's): every part of a
+// request bounded (connect 5 s, TLS handshake 5 s, the answer's header within timeout,
+// the whole request within timeout), the answer's header at most 64 KiB, no proxy from
+// the environment, no redirect followed (a station that moved is not the one the plan
+// names, and the token must not follow it), TLS 1.2 and up, checked against tc's roots
+// (nil: the system's).
+func NewClient(tc *tls.Config, timeout time.Duration) *http.Client {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if tc != nil {
+		cfg = tc.Clone()
+		cfg.MinVersion = max(cfg.MinVersion, tls.VersionTLS12)
+	}
+	tr := &http.Transport{
+		Proxy:                  nil,
+		DialContext:            (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		TLSClientConfig:        cfg,
+		TLSHandshakeTimeout:    5 * time.Second,
+		ResponseHeaderTimeout:  timeout,
+		MaxResponseHeaderBytes: maxHeaderBytes,
+		DisableKeepAlives:      true,
+	}
+	return &http.Client{Transport: tr, Timeout: timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+func (u *Uploader) client() *http.Client {
 	if u.Client != nil {
 		return u.Client
 	}
-	return &httpc.Client{Timeout: 10 * time.Second}
+	return NewClient(nil, 10*time.Second)
 }
 
 func (u *Uploader) say(format string, a ...any) {
@@ -113,21 +146,31 @@ func (u *Uploader) Spool(id string, body []byte) (string, error) {
 }
 
 // post sends one report; a 4xx other than 408/429 is final (the station refused it).
+// The answer is read to at most maxAnswerBytes, whatever the station sends.
 func (u *Uploader) post(ctx context.Context, body []byte) (final bool, err error) {
-	h := map[string]string{"Content-Type": "application/json"}
-	if u.Token != "" {
-		h["Authorization"] = "Bearer " + u.Token
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.URL, bytes.NewReader(body))
+	if err != nil {
+		return true, fmt.Errorf("station URL %q: %w", u.URL, err)
 	}
-	resp, err := u.client().Do(ctx, "POST", u.URL, h, body)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "linerate")
+	if u.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+u.Token)
+	}
+	resp, err := u.client().Do(req)
 	if err != nil {
 		return false, err
 	}
-	msg := resp.Body
-	if len(msg) > 4096 {
-		msg = msg[:4096]
-	}
+	defer resp.Body.Close()
+	msg, rerr := readall.Limit(resp.Body, maxAnswerBytes)
 	if resp.StatusCode/100 == 2 {
 		return true, nil
+	}
+	if rerr != nil {
+		msg = []byte("(answer unreadable: " + rerr.Error() + ")")
+	}
+	if len(msg) > 4096 {
+		msg = msg[:4096]
 	}
 	err = fmt.Errorf("station answered %s: %s", resp.Status, strings.TrimSpace(string(msg)))
 	return resp.StatusCode/100 == 4 && resp.StatusCode != 408 && resp.StatusCode != 429, err

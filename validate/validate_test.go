@@ -2,8 +2,6 @@ package validate
 
 import (
 	"context"
-	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"io"
 	"net"
@@ -15,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/zynqnet/linerate/plan"
 )
 
 func TestBuiltinPlansParse(t *testing.T) {
@@ -58,13 +58,13 @@ func TestParsePlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Budget.D() != 2*time.Minute || p.Steps[0].CarrierWithin.D() != 5*time.Second || p.Steps[0].Timeout.D() != 10*time.Second {
+	if p.Budget.D() != 2*time.Minute || p.Steps[0].Params.(*Link).CarrierWithin.D() != 5*time.Second || p.Steps[0].Timeout.D() != 10*time.Second {
 		t.Errorf("durations: %+v %+v", p.Budget, p.Steps[0])
 	}
-	if s := p.Steps[1]; s.Protocol != "tcp" || s.Direction != "up" || s.Duration.D() != 5*time.Second || s.Streams != 1 || *s.MinMbps != 900 {
+	if s := p.Steps[1].Params.(*Iperf3); s.Protocol != "tcp" || s.Direction != "up" || s.Duration.D() != 5*time.Second || s.Streams != 1 || *s.MinMbps != 900 {
 		t.Errorf("iperf3 defaults: %+v", s)
 	}
-	if p.Station.Port != 5201 || p.Station.ReflectorMAC != "auto" || p.Steps[2].Size != 512 {
+	if p.Station.Port != 5201 || p.Station.ReflectorMAC != "auto" || p.Steps[2].Params.(*Frames).Size != 512 {
 		t.Errorf("defaults: %+v %+v", p.Station, p.Steps[2])
 	}
 }
@@ -108,7 +108,7 @@ func TestParsePlanBad(t *testing.T) {
 		{"no id", "  - type: link\n", "no id"},
 	} {
 		_, err := Parse([]byte(goodPlan+tc.edit), "plan.yaml")
-		var pe *PlanError
+		var pe *plan.Error
 		if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
@@ -144,7 +144,7 @@ func FuzzParsePlan(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := Parse(b, "fuzz.yaml")
 		if err != nil {
-			var pe *PlanError
+			var pe *plan.Error
 			if !errors.As(err, &pe) {
 				t.Fatalf("error of type %T: %v", err, err)
 			}
@@ -158,45 +158,50 @@ func FuzzParsePlan(f *testing.F) {
 	})
 }
 
-func testPlan(t *testing.T, budget time.Duration, steps ...Step) *Plan {
+func testPlan(t *testing.T, budget time.Duration, steps ...plan.Step) *plan.Plan {
 	for i := range steps {
 		if steps[i].Timeout == 0 {
-			steps[i].Timeout = Duration(time.Second)
+			steps[i].Timeout = plan.Duration(time.Second)
 		}
 	}
-	return &Plan{Name: "t", Budget: Duration(budget), Steps: steps}
+	return &plan.Plan{Name: "t", Budget: plan.Duration(budget), Steps: steps}
+}
+
+// byType runs each step with the function of its type: fake steps for the runner.
+func byType(fns map[string]StepFunc) StepFunc {
+	return func(ctx context.Context, s *plan.Step) (Outcome, error) { return fns[s.Type](ctx, s) }
 }
 
 func TestRunner(t *testing.T) {
 	var console strings.Builder
 	p := testPlan(t, time.Minute,
-		Step{ID: "ok", Type: "link"},
-		Step{ID: "bad", Type: "doctor"},
-		Step{ID: "slow", Type: "tune", Timeout: Duration(100 * time.Millisecond)},
-		Step{ID: "hung", Type: "iperf3", Timeout: Duration(100 * time.Millisecond)},
-		Step{ID: "gone", Type: "frames"},
-		Step{ID: "panic", Type: "counters"},
+		plan.Step{ID: "ok", Type: "link"},
+		plan.Step{ID: "bad", Type: "doctor"},
+		plan.Step{ID: "slow", Type: "tune", Timeout: plan.Duration(100 * time.Millisecond)},
+		plan.Step{ID: "hung", Type: "iperf3", Timeout: plan.Duration(100 * time.Millisecond)},
+		plan.Step{ID: "gone", Type: "frames"},
+		plan.Step{ID: "panic", Type: "counters"},
 	)
-	r := &Runner{Plan: p, Console: &console, Grace: 200 * time.Millisecond, Steps: map[string]StepFunc{
-		"link": func(context.Context, *Step) (Outcome, error) {
+	r := &Runner{Plan: p, Console: &console, Grace: 200 * time.Millisecond, Do: byType(map[string]StepFunc{
+		"link": func(context.Context, *plan.Step) (Outcome, error) {
 			return Outcome{Pass: true, Summary: "1000 Mbit/s", Figures: map[string]float64{"speed_mbps": 1000}}, nil
 		},
-		"doctor": func(context.Context, *Step) (Outcome, error) {
+		"doctor": func(context.Context, *plan.Step) (Outcome, error) {
 			return Outcome{Pass: false, Summary: "1 failing", Reason: "LINK_HALF_DUPLEX"}, nil
 		},
-		"tune": func(ctx context.Context, _ *Step) (Outcome, error) { // honours its deadline
+		"tune": func(ctx context.Context, _ *plan.Step) (Outcome, error) { // honours its deadline
 			<-ctx.Done()
 			return Outcome{}, nil
 		},
-		"iperf3": func(context.Context, *Step) (Outcome, error) { // ignores it
+		"iperf3": func(context.Context, *plan.Step) (Outcome, error) { // ignores it
 			time.Sleep(2 * time.Second)
 			return Outcome{Pass: true}, nil
 		},
-		"frames": func(context.Context, *Step) (Outcome, error) {
+		"frames": func(context.Context, *plan.Step) (Outcome, error) {
 			return Outcome{}, errors.New("the station 198.18.5.1 does not answer ARP")
 		},
-		"counters": func(context.Context, *Step) (Outcome, error) { panic("boom") },
-	}}
+		"counters": func(context.Context, *plan.Step) (Outcome, error) { panic("boom") },
+	})}
 	start := time.Now()
 	res, failed, figures := r.Run(context.Background())
 	if time.Since(start) > 1500*time.Millisecond {
@@ -219,56 +224,14 @@ func TestRunner(t *testing.T) {
 
 	// The budget: steps after it ran out fail without running.
 	ran := 0
-	p = testPlan(t, 150*time.Millisecond, Step{ID: "a", Type: "tune", Timeout: Duration(time.Second)}, Step{ID: "b", Type: "link"})
-	r = &Runner{Plan: p, Grace: 100 * time.Millisecond, Steps: map[string]StepFunc{
-		"tune": func(ctx context.Context, _ *Step) (Outcome, error) { <-ctx.Done(); return Outcome{}, nil },
-		"link": func(context.Context, *Step) (Outcome, error) { ran++; return Outcome{Pass: true}, nil },
-	}}
+	p = testPlan(t, 150*time.Millisecond, plan.Step{ID: "a", Type: "tune", Timeout: plan.Duration(time.Second)}, plan.Step{ID: "b", Type: "link"})
+	r = &Runner{Plan: p, Grace: 100 * time.Millisecond, Do: byType(map[string]StepFunc{
+		"tune": func(ctx context.Context, _ *plan.Step) (Outcome, error) { <-ctx.Done(); return Outcome{}, nil },
+		"link": func(context.Context, *plan.Step) (Outcome, error) { ran++; return Outcome{Pass: true}, nil },
+	})}
 	res, failed, _ = r.Run(context.Background())
 	if ran != 0 || len(failed) != 2 || !strings.Contains(res[1].Reason, "budget") {
 		t.Errorf("budget: ran %d, failed %v, %+v", ran, failed, res)
-	}
-}
-
-func sampleReport() *Report {
-	return &Report{Schema: SchemaVersion, ID: "SN123-20261130T010203Z", Verdict: "FAIL", Board: "zc702", Serial: "SN123", MAC: "00:0a:35:00:01:22",
-		Interface: "eth0", Started: time.Date(2026, 11, 30, 1, 2, 3, 0, time.UTC), Seconds: 41.25, Failed: []string{"tcp-up"},
-		Figures: map[string]float64{"tcp-up_mbps": 912.345, "frames_loss_pct": 0},
-		Steps:   []StepResult{{ID: "link", Type: "link", Pass: true, Summary: "1000 Mbit/s full"}, {ID: "tcp-up", Type: "iperf3", Summary: "TCP up 912.3 Mbit/s (want >= 930)", Reason: "912.3 Mbit/s is below 930"}}}
-}
-
-func TestVerdictAndJUnit(t *testing.T) {
-	r := sampleReport()
-	if got, want := r.VerdictLine(), "LINERATE FAIL board=zc702 serial=SN123 mac=00:0a:35:00:01:22 frames_loss_pct=0 tcp-up_mbps=912.35 failed=tcp-up elapsed=41.2s"; got != want {
-		t.Errorf("verdict:\n got  %s\n want %s", got, want)
-	}
-	b, err := r.JUnit()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var js junitSuites
-	if err := xml.Unmarshal(b, &js); err != nil {
-		t.Fatalf("%v\n%s", err, b)
-	}
-	s := js.Suites[0]
-	if s.Tests != 2 || s.Failures != 1 || s.Cases[1].Failure == nil || s.Cases[1].Failure.Message != "912.3 Mbit/s is below 930" || s.Cases[0].Failure != nil {
-		t.Errorf("junit:\n%s", b)
-	}
-	if err := r.Check(); err != nil {
-		t.Error(err)
-	}
-	for _, edit := range []func(*Report){
-		func(r *Report) { r.Schema = 2 },
-		func(r *Report) { r.ID = "../etc/passwd" },
-		func(r *Report) { r.Verdict = "MAYBE" },
-		func(r *Report) { r.Steps = nil },
-		func(r *Report) { r.Board = "" },
-	} {
-		r := sampleReport()
-		edit(r)
-		if r.Check() == nil {
-			t.Errorf("%+v passed Check", r)
-		}
 	}
 }
 
@@ -311,7 +274,7 @@ func TestUploaderSpool(t *testing.T) {
 			srv.Close()
 		}
 	}()
-	body, _ := json.Marshal(sampleReport())
+	body := []byte(`{"id":"SN123-x","verdict":"PASS"}`)
 	if err := u.Deliver(context.Background(), "SN123-x", body); err != nil {
 		t.Fatalf("Deliver: %v\n%s", err, console.String())
 	}
@@ -349,13 +312,13 @@ func TestSweepStepDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := p.Steps[0]
-	if len(s.SweepValues()) != 8 || s.Direction != "up" || s.Duration.D() != 3*time.Second || s.Repeat != 1 || s.Size != 512 || s.Rate != "1000pps" {
+	s := p.Steps[0].Params.(*Sweep)
+	if len(s.values) != 8 || s.Direction != "up" || s.Duration.D() != 3*time.Second || s.Repeat != 1 || s.Size != 512 || s.Rate != "1000pps" {
 		t.Errorf("defaults: %+v", s)
 	}
 	// 8 points of two 3 s measurements, each with time for a link bounce and settling.
-	if s.Timeout.D() < 8*2*3*time.Second || s.Timeout.D() > 10*time.Minute {
-		t.Errorf("timeout %v", s.Timeout.D())
+	if to := p.Steps[0].Timeout.D(); to < 8*2*3*time.Second || to > 10*time.Minute {
+		t.Errorf("timeout %v", to)
 	}
 	if _, err := Parse([]byte("steps:\n  - id: rings\n    type: sweep\n    knob: rings.rx\n    values: 64\n"), "t.yaml"); err == nil || !strings.Contains(err.Error(), "give station.address") {
 		t.Errorf("a sweep without a station: %v", err)

@@ -5,10 +5,17 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"log"
+	"net"
+	"strconv"
+	"time"
 
+	"github.com/zynqnet/linerate/netperf/engine"
+	"github.com/zynqnet/linerate/netperf/iperf3"
 	"github.com/zynqnet/linerate/station"
+	"golang.org/x/sync/errgroup"
 )
 
 // The station runs on the line's PC (amd64); the board images (arm, arm64) are built
@@ -53,16 +60,17 @@ func stationCommand() command {
 		usage:   stationUsage,
 		run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			fs := flag.NewFlagSet("station", flag.ContinueOnError)
-			listen := fs.String("listen", ":8080", "")
-			data := fs.String("data", "/var/lib/linerate-station", "")
+			c := station.Config{}
+			fs.StringVar(&c.Listen, "listen", ":8080", "")
+			fs.StringVar(&c.Data, "data", "/var/lib/linerate-station", "")
 			ip3 := fs.String("iperf3", ":5201", "")
 			reflect := fs.String("reflect", "", "")
 			duration := fs.Duration("duration", 0, "")
-			tokens := fs.String("tokens", "", "")
-			readTokens := fs.String("read-tokens", "", "")
-			db := fs.String("db", "", "")
-			cert := fs.String("tls-cert", "", "")
-			key := fs.String("tls-key", "", "")
+			fs.StringVar(&c.Tokens, "tokens", "", "")
+			fs.StringVar(&c.ReadTokens, "read-tokens", "", "")
+			fs.StringVar(&c.DB, "db", "", "")
+			fs.StringVar(&c.TLSCert, "tls-cert", "", "")
+			fs.StringVar(&c.TLSKey, "tls-key", "", "")
 			pos, err := parseFlags(fs, args)
 			if err != nil {
 				return err
@@ -73,8 +81,56 @@ func stationCommand() command {
 			if *duration < 0 {
 				return usageError("--duration %v: want a positive duration, or none", *duration)
 			}
-			return station.Run(ctx, station.Config{Listen: *listen, Data: *data, Iperf3: *ip3, Reflect: *reflect, Duration: *duration,
-				DB: *db, Tokens: *tokens, ReadTokens: *readTokens, TLSCert: *cert, TLSKey: *key, Version: version, Log: log.New(stderr, "station: ", log.LstdFlags)})
+			c.Log = log.New(stderr, "station: ", log.LstdFlags)
+			return runStation(ctx, c, *ip3, *reflect, *duration)
 		},
 	}
+}
+
+// runStation runs the report service and, beside it, the iperf3 server and the frame
+// reflector the plans measure against, until ctx ends, duration passes or one fails.
+func runStation(ctx context.Context, c station.Config, ip3, reflect string, duration time.Duration) error {
+	if duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, duration)
+		defer cancel()
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	if ip3 != "off" && ip3 != "" {
+		host, port, err := net.SplitHostPort(ip3)
+		p, perr := strconv.Atoi(port)
+		if err != nil || perr != nil || p < 1 || p > 65535 {
+			return usageError("--iperf3 %q: want ADDR:PORT, :5201, or off", ip3)
+		}
+		s := &iperf3.Server{Addr: host, Port: p, Version: version, Log: c.Log}
+		g.Go(func() error { return quiet(ctx, "iperf3 server", s.ListenAndServe(ctx)) })
+		c.Log.Printf("iperf3 server on %s", ip3)
+	}
+	if reflect != "" {
+		r, err := engine.OpenReflector("/", reflect, 0)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		g.Go(func() error {
+			st, err := r.Run(ctx, 0, nil)
+			c.Log.Printf("reflector on %s: %d frames reflected", r.Name, st.Reflected)
+			return quiet(ctx, "reflector", err)
+		})
+		c.Log.Printf("reflector on %s (%s)", r.Name, r.MAC)
+	}
+	g.Go(func() error { return station.Run(ctx, c) })
+	err := g.Wait()
+	if err == nil {
+		c.Log.Printf("stopped")
+	}
+	return err
+}
+
+// quiet is a part's error, or nil when it ended because the station is stopping.
+func quiet(ctx context.Context, what string, err error) error {
+	if err == nil || ctx.Err() != nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/zynqnet/linerate/curve"
 	"github.com/zynqnet/linerate/experiment"
 	"github.com/zynqnet/linerate/internal/atomicfile"
 	"github.com/zynqnet/linerate/nic"
@@ -151,16 +152,16 @@ func (f *sweepFlags) parse(fs *flag.FlagSet, args []string, knob bool) (string, 
 }
 
 // sweep runs the sweep with progress on out and writes the files asked for.
-func (f *sweepFlags) sweep(ctx context.Context, iface string, values []string, ms []experiment.Meter, out, progress io.Writer) (*experiment.Result, error) {
+func (f *sweepFlags) sweep(ctx context.Context, iface string, values []string, ms []experiment.Meter, out, progress io.Writer) (*curve.Result, error) {
 	t, err := experiment.OpenTuner(iface, f.stateDir, f.api, f.carrierTimeout)
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
 	s := &experiment.Sweep{Iface: iface, Knob: f.knob, Values: values, Repeat: f.repeat, Meters: ms, Setter: t}
-	head := &experiment.Result{Knob: f.knob, Columns: s.Columns()}
+	head := &curve.Result{Knob: f.knob, Columns: s.Columns()}
 	fmt.Fprintf(progress, "sweep %s %s over %d values, %v a measurement\n", iface, f.knob, len(values), f.duration)
-	s.Progress = func(p experiment.Point) { fmt.Fprintln(progress, "  "+head.PointLine(p)) }
+	s.Progress = func(p curve.Point) { fmt.Fprintln(progress, "  "+head.PointLine(p)) }
 	res, err := s.Run(ctx)
 	if res != nil {
 		if werr := f.writeFiles(res); werr != nil && err == nil {
@@ -170,7 +171,7 @@ func (f *sweepFlags) sweep(ctx context.Context, iface string, values []string, m
 	return res, err
 }
 
-func (f *sweepFlags) writeFiles(res *experiment.Result) error {
+func (f *sweepFlags) writeFiles(res *curve.Result) error {
 	for _, o := range []struct {
 		path  string
 		write func(io.Writer) error
@@ -187,7 +188,7 @@ func (f *sweepFlags) writeFiles(res *experiment.Result) error {
 	return nil
 }
 
-func (f *sweepFlags) finish(res *experiment.Result, err error, stdout io.Writer) error {
+func (f *sweepFlags) finish(res *curve.Result, err error, stdout io.Writer) error {
 	if res == nil {
 		return err
 	}
@@ -326,7 +327,7 @@ func compareCommand() command {
 			}
 			defer t.Close()
 			progress := f.progress(stdout, stderr)
-			c, err := experiment.Compare(ctx, t, p, ms, f.repeat, func(name string, pt experiment.Point) {
+			c, err := experiment.Compare(ctx, t, p, ms, f.repeat, func(name string, pt curve.Point) {
 				fmt.Fprintf(progress, "  %s measured\n", name)
 			})
 			if f.json {

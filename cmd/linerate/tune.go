@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zynqnet/linerate/dts"
 	"github.com/zynqnet/linerate/nic"
 	"github.com/zynqnet/linerate/tune"
 )
@@ -108,7 +109,7 @@ func (c *tuneConfig) run(ctx context.Context, stdout io.Writer) error {
 		if root == "" {
 			root = "/"
 		}
-		if p, err = tune.FromDT(root, c.iface); errors.Is(err, tune.ErrNoDTTuning) {
+		if p, err = dts.FromDT(root, c.iface); errors.Is(err, dts.ErrNoDTTuning) {
 			fmt.Fprintf(stdout, "tune %s: nothing to do: %v\n", c.iface, err)
 			return nil
 		}

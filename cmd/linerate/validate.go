@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zynqnet/linerate/factory"
 	"github.com/zynqnet/linerate/nic"
+	"github.com/zynqnet/linerate/plan"
 	"github.com/zynqnet/linerate/validate"
 )
 
@@ -84,7 +84,7 @@ type validateConfig struct {
 	json                                        bool
 }
 
-func (c *validateConfig) run(ctx context.Context, p *validate.Plan, stdout, stderr io.Writer) error {
+func (c *validateConfig) run(ctx context.Context, p *plan.Plan, stdout, stderr io.Writer) error {
 	console := stdout
 	if c.json {
 		console = stderr
@@ -97,7 +97,7 @@ func (c *validateConfig) run(ctx context.Context, p *validate.Plan, stdout, stde
 	if err != nil {
 		return usageError("--station-ca: %v", err)
 	}
-	v := &factory.Validation{Plan: p, ReportDir: c.reportDir, StationURL: c.station, StationToken: tok, StationTLS: tc, Serial: c.serial, Root: c.root,
+	v := &validate.Validation{Plan: p, ReportDir: c.reportDir, StationURL: c.station, StationToken: tok, StationTLS: tc, Serial: c.serial, Root: c.root,
 		API: nic.APIAuto, Version: version, UploadWindow: c.window, Console: console}
 	res, err := v.Run(ctx)
 	if err != nil {

@@ -113,7 +113,7 @@ steps:
 	}
 	stop(s)
 
-	store, err := station.Open(data)
+	store, err := station.OpenBolt(data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,16 @@
-// Package cli holds what linerate's command lines share: the usage-error sentinel that
-// makes the dispatcher print a command's usage, and flag parsing that takes flags before,
-// between and after positional arguments, as users type them.
+// Package cli holds what linerate's command lines share: commands described once, from
+// which their help, completion and manual pages are made; flag parsing that takes flags
+// before, between and after positional arguments, as users type them, and says in one
+// line what a bad flag takes; and the usage-error sentinel.
 package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"strings"
+	"time"
 
 	"github.com/zynqnet/linerate/internal/badinput"
 )
@@ -23,27 +25,69 @@ func Usagef(format string, a ...any) error {
 }
 
 // Parse parses flags that may stand before, between or after positional arguments
-// (linerate show eth0 --json); "--" ends flags. It returns the positional arguments.
+// (linerate show eth0 --json), as --name, -name, --name=value or --name value; "--" ends
+// flags. It returns the positional arguments. A bad flag is a usage error in one line
+// that names it and says what it takes: --interval "1": want a duration such as 3s.
 func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
-	fs.SetOutput(io.Discard)
 	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(pos, args[i+1:]...), nil
+		}
+		if len(a) < 2 || a[0] != '-' {
+			pos = append(pos, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		if name == "h" || name == "help" {
+			return nil, flag.ErrHelp
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			return nil, Usagef("%s: no such flag", dashed(name))
+		}
+		if !hasValue {
+			if isBool(f) {
+				value = "true"
+			} else if i+1 < len(args) {
+				i++
+				value = args[i]
+			} else {
+				return nil, Usagef("%s needs a value: %s", dashed(name), docOf(f).Term)
 			}
-			return nil, Usagef("%v", err)
 		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
+		if err := fs.Set(name, value); err != nil {
+			return nil, Usagef("%s %q: %s", dashed(name), value, want(f, err))
 		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
 	}
+	return pos, nil
+}
+
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// want says what a flag takes, in the words of its type (or its own error's).
+func want(f *flag.Flag, err error) string {
+	if g, ok := f.Value.(flag.Getter); ok {
+		switch g.Get().(type) {
+		case time.Duration:
+			return "want a duration such as 3s, 500ms or 2m"
+		case bool:
+			return "want true or false"
+		case int, int64:
+			return "want a whole number"
+		case uint, uint64:
+			return "want a whole number, 0 or more"
+		case float64:
+			return "want a number"
+		}
+	}
+	return err.Error()
 }
 
 // Given reports whether the flag was set on the command line.

@@ -6,7 +6,6 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
-	"encoding/asn1"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/pem"
@@ -16,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zynqnet/linerate/internal/readall"
 )
 
 // iperf3's authentication (iperf_auth.c, 3.12): the client sends, as the parameters'
@@ -97,66 +98,49 @@ func parseAuthText(s string) (user, password string, ts int64, ok bool) {
 }
 
 // ReadPublicKey reads a PEM RSA public key: PKIX ("PUBLIC KEY", what openssl rsa
-// -pubout writes) or PKCS #1. The PKIX wrapper is taken off here with encoding/asn1
-// rather than by x509.ParsePKIXPublicKey, which brings every key type's parser (about
-// 130 KB) into a board's binary for RSA's.
+// -pubout writes) or PKCS #1 ("RSA PUBLIC KEY"), with crypto/x509.
 func ReadPublicKey(file string) (*rsa.PublicKey, error) {
 	b, err := pemBlock(file)
 	if err != nil {
 		return nil, err
 	}
-	var spki struct {
-		Algo pkixAlgo
-		Key  asn1.BitString
-	}
-	if rest, err := asn1.Unmarshal(b, &spki); err == nil && len(rest) == 0 {
-		if !spki.Algo.OID.Equal(oidRSA) {
-			return nil, fmt.Errorf("%s: not an RSA key", file)
+	if k, err := x509.ParsePKIXPublicKey(b); err == nil {
+		rk, ok := k.(*rsa.PublicKey)
+		if !ok {
+			return nil, fmt.Errorf("%s: not an RSA key (%T): iperf3 authenticates with RSA", file, k)
 		}
-		b = spki.Key.RightAlign()
+		return rk, nil
 	}
 	k, err := x509.ParsePKCS1PublicKey(b)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, fmt.Errorf("%s: not a PKIX or PKCS #1 RSA public key: %w", file, err)
 	}
 	return k, nil
 }
 
 // ReadPrivateKey reads a PEM RSA private key: PKCS #8 ("PRIVATE KEY", OpenSSL 3's
-// default) or PKCS #1 ("RSA PRIVATE KEY"), unwrapped as ReadPublicKey does.
+// default) or PKCS #1 ("RSA PRIVATE KEY"), with crypto/x509.
 func ReadPrivateKey(file string) (*rsa.PrivateKey, error) {
 	b, err := pemBlock(file)
 	if err != nil {
 		return nil, err
 	}
-	var p8 struct {
-		Version int
-		Algo    pkixAlgo
-		Key     []byte
-	}
-	if rest, err := asn1.Unmarshal(b, &p8); err == nil && len(rest) == 0 {
-		if !p8.Algo.OID.Equal(oidRSA) {
-			return nil, fmt.Errorf("%s: not an RSA key", file)
+	if k, err := x509.ParsePKCS8PrivateKey(b); err == nil {
+		rk, ok := k.(*rsa.PrivateKey)
+		if !ok {
+			return nil, fmt.Errorf("%s: not an RSA key (%T): iperf3 authenticates with RSA", file, k)
 		}
-		b = p8.Key
+		return rk, nil
 	}
 	k, err := x509.ParsePKCS1PrivateKey(b)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, fmt.Errorf("%s: not a PKCS #8 or PKCS #1 RSA private key: %w", file, err)
 	}
 	return k, nil
 }
 
-// pkixAlgo is an AlgorithmIdentifier; oidRSA is rsaEncryption (RFC 8017).
-type pkixAlgo struct {
-	OID    asn1.ObjectIdentifier
-	Params asn1.RawValue `asn1:"optional"`
-}
-
-var oidRSA = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 1, 1}
-
 func pemBlock(file string) ([]byte, error) {
-	data, err := os.ReadFile(file)
+	data, err := readall.File(file, 1<<20)
 	if err != nil {
 		return nil, err
 	}

@@ -1,13 +1,12 @@
-package validate
+package plan
 
 import (
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // SchemaVersion of the JSON report; the station refuses newer ones.
@@ -73,7 +72,7 @@ func (r *Report) Check() error {
 // VerdictLine is the one line the serial console and the line read.
 func (r *Report) VerdictLine() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "LINERATE %s board=%s serial=%s mac=%s", r.Verdict, r.Board, orDash(r.Serial), orDash(r.MAC))
+	fmt.Fprintf(&b, "LINERATE %s board=%s serial=%s mac=%s", r.Verdict, r.Board, OrDash(r.Serial), OrDash(r.MAC))
 	keys := make([]string, 0, len(r.Figures))
 	for k := range r.Figures {
 		keys = append(keys, k)
@@ -90,7 +89,8 @@ func (r *Report) VerdictLine() string {
 	return b.String()
 }
 
-func orDash(s string) string {
+// OrDash is s for a one-word field of a line: "-" when empty, blanks as '_'.
+func OrDash(s string) string {
 	if s == "" {
 		return "-"
 	}
@@ -106,80 +106,64 @@ func trimFloat(v float64) string {
 	return s
 }
 
-// JUnit renders the report as JUnit XML: one testsuite, one testcase per step (the
-// schema Jenkins and GitLab read), the board's serial in the suite's and every case's
-// name, so the reports of several boards in one CI job do not collide. Written out here rather than with encoding/xml,
-// whose reflection costs a board's binary about 40 KB for these few elements; the
-// tests hold the bytes to encoding/xml's MarshalIndent of the same document.
+// The JUnit document (the schema Jenkins and GitLab read).
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Time      string      `xml:"time,attr"`
+	Timestamp string      `xml:"timestamp,attr"`
+	Hostname  string      `xml:"hostname,attr"`
+	Props     []junitProp `xml:"properties>property"`
+	Cases     []junitCase `xml:"testcase"`
+}
+
+type junitProp struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// JUnit renders the report as JUnit XML: one testsuite, one testcase per step, the
+// board's serial in the suite's and every case's name, so the reports of several boards
+// in one CI job do not collide.
 func (r *Report) JUnit() ([]byte, error) {
-	failures := 0
+	s := junitSuite{Name: "linerate validate " + r.Board + " " + r.Serial, Tests: len(r.Steps), Time: fmt.Sprintf("%.3f", r.Seconds),
+		Timestamp: r.Started.UTC().Format("2006-01-02T15:04:05"), Hostname: r.Serial,
+		Props: []junitProp{{"board", r.Board}, {"serial", r.Serial}, {"mac", r.MAC}, {"interface", r.Interface}, {"verdict", r.Verdict}, {"linerate", r.Linerate}}}
 	for _, st := range r.Steps {
+		c := junitCase{Name: st.ID + " [" + r.Serial + "]", Classname: "linerate." + r.Board + "." + st.Type, Time: fmt.Sprintf("%.3f", st.Seconds), SystemOut: st.Summary}
 		if !st.Pass {
-			failures++
-		}
-	}
-	var b strings.Builder
-	w := b.WriteString
-	w("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=" + xmlAttr("linerate validate "+r.Board+" "+r.Serial) +
-		" tests=\"" + strconv.Itoa(len(r.Steps)) + "\" failures=\"" + strconv.Itoa(failures) + "\" time=" + xmlAttr(strconv.FormatFloat(r.Seconds, 'f', 3, 64)) +
-		" timestamp=" + xmlAttr(r.Started.UTC().Format("2006-01-02T15:04:05")) + " hostname=" + xmlAttr(r.Serial) + ">\n    <properties>\n")
-	for _, p := range [][2]string{{"board", r.Board}, {"serial", r.Serial}, {"mac", r.MAC}, {"interface", r.Interface}, {"verdict", r.Verdict}, {"linerate", r.Linerate}} {
-		w("      <property name=" + xmlAttr(p[0]) + " value=" + xmlAttr(p[1]) + "></property>\n")
-	}
-	w("    </properties>\n")
-	for _, st := range r.Steps {
-		w("    <testcase name=" + xmlAttr(st.ID+" ["+r.Serial+"]") + " classname=" + xmlAttr("linerate."+r.Board+"."+st.Type) + " time=" + xmlAttr(strconv.FormatFloat(st.Seconds, 'f', 3, 64)) + ">")
-		if !st.Pass {
+			s.Failures++
 			msg := st.Summary
 			if st.Reason != "" {
 				msg = st.Reason
 			}
-			w("\n      <failure message=" + xmlAttr(msg) + " type=" + xmlAttr(st.Type) + ">" + xmlText(st.Summary) + "</failure>")
+			c.Failure = &junitFailure{Message: msg, Type: st.Type, Text: st.Summary}
 		}
-		if st.Summary != "" {
-			w("\n      <system-out>" + xmlText(st.Summary) + "</system-out>")
-		}
-		if !st.Pass || st.Summary != "" {
-			w("\n    ")
-		}
-		w("</testcase>\n")
+		s.Cases = append(s.Cases, c)
 	}
-	w("  </testsuite>\n</testsuites>\n")
-	return []byte(b.String()), nil
-}
-
-// xmlText escapes s as encoding/xml's EscapeText does: the markup characters, quotes,
-// tab, newline and carriage return as character references, and anything XML cannot
-// carry as U+FFFD.
-func xmlText(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString("&#34;")
-		case '\'':
-			b.WriteString("&#39;")
-		case '&':
-			b.WriteString("&amp;")
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		case '\t':
-			b.WriteString("&#x9;")
-		case '\n':
-			b.WriteString("&#xA;")
-		case '\r':
-			b.WriteString("&#xD;")
-		default:
-			if !(r == 0x09 || r == 0x0A || r == 0x0D || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF) || r == utf8.RuneError {
-				r = '\uFFFD'
-			}
-			b.WriteRune(r)
-		}
+	b, err := xml.MarshalIndent(junitSuites{Suites: []junitSuite{s}}, "", "  ")
+	if err != nil {
+		return nil, err
 	}
-	return b.String()
+	return append([]byte(xml.Header), append(b, '\n')...), nil
 }
-
-// xmlAttr is s as a quoted attribute value.
-func xmlAttr(s string) string { return "\"" + xmlText(s) + "\"" }

@@ -1,4 +1,4 @@
-package tune
+package dts
 
 import (
 	"encoding/binary"
@@ -8,18 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-)
 
-// Device-tree properties linerate reads from the interface's GEM node (its own,
-// vendor-prefixed: no upstream driver reads dma-rx-depth or similar, see DESIGN.md):
-//
-//	linerate,rx-ring-size  <u32>      rings.rx
-//	linerate,tx-ring-size  <u32>      rings.tx
-//	linerate,tune-profile  "NAME"     a built-in profile applied first
-const (
-	DTRxRing  = "linerate,rx-ring-size"
-	DTTxRing  = "linerate,tx-ring-size"
-	DTProfile = "linerate,tune-profile"
+	"github.com/zynqnet/linerate/tune"
 )
 
 // ErrNoDTTuning is returned when the interface's device-tree node has no linerate
@@ -38,26 +28,27 @@ func NodeDir(root, iface string) (string, bool) {
 	return "", false
 }
 
-// FromDT builds the profile the live device tree asks for the interface, from its node
+// FromDT builds the tune profile the live device tree asks for the interface (the
+// properties Prop*: `linerate tune --from-dt`), from its node
 // (NodeDir) under root.
-func FromDT(root, iface string) (*Profile, error) {
+func FromDT(root, iface string) (*tune.Profile, error) {
 	node, ok := NodeDir(root, iface)
 	if !ok {
 		return nil, fmt.Errorf("%s has no device-tree node: %w", iface, ErrNoDTTuning)
 	}
 	src := "device tree " + node
-	p := &Profile{Name: "device-tree", Description: "linerate properties of " + iface + "'s device-tree node", Required: map[string]bool{}, Source: src}
+	p := &tune.Profile{Name: "device-tree", Description: "linerate properties of " + iface + "'s device-tree node", Required: map[string]bool{}, Source: src}
 	found := false
-	if b, err := os.ReadFile(filepath.Join(node, DTProfile)); err == nil {
+	if b, err := os.ReadFile(filepath.Join(node, PropProfile)); err == nil {
 		name := strings.TrimRight(string(b), "\x00")
-		base, err := Builtin(name)
+		base, err := tune.Builtin(name)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", src, DTProfile, err)
+			return nil, fmt.Errorf("%s: %s: %w", src, PropProfile, err)
 		}
 		p.Settings, p.Required, p.Name = base.Settings, base.Required, "device-tree ("+name+")"
 		found = true
 	}
-	for prop, knob := range map[string]string{DTRxRing: "rings.rx", DTTxRing: "rings.tx"} {
+	for prop, knob := range map[string]string{PropRxRing: "rings.rx", PropTxRing: "rings.tx"} {
 		b, err := os.ReadFile(filepath.Join(node, prop))
 		if err != nil {
 			continue
@@ -66,7 +57,7 @@ func FromDT(root, iface string) (*Profile, error) {
 			return nil, fmt.Errorf("%s: %s is %d bytes, want one u32 cell", src, prop, len(b))
 		}
 		v := strconv.FormatUint(uint64(binary.BigEndian.Uint32(b)), 10)
-		if err := checkValue(knob, kCount, v); err != nil {
+		if _, err := tune.CheckSetting(knob, v); err != nil {
 			return nil, fmt.Errorf("%s: %s: %v", src, prop, err)
 		}
 		replaced := false
@@ -76,7 +67,7 @@ func FromDT(root, iface string) (*Profile, error) {
 			}
 		}
 		if !replaced {
-			p.Settings = append(p.Settings, Setting{Knob: knob, Value: v})
+			p.Settings = append(p.Settings, tune.Setting{Knob: knob, Value: v})
 		}
 		p.Required[knob] = true
 		found = true

@@ -1,8 +1,13 @@
-// Package factory composes linerate's domain packages into the jobs a factory line and a
-// bring-up engineer run: validate's steps (link, doctor, tune, iperf3, frames, counters)
-// measure through nic, doctor, tune and netperf directly, and each judges with a pure
-// function of (step, measurement) (judge.go). Nothing here goes through the CLI.
-package factory
+// Package validate is linerate's factory validation: it runs a board's plan (package
+// plan) step by step, each under its timeout and all within the plan's budget, prints a
+// line per step and one verdict line, writes the JSON and JUnit reports and delivers
+// them to the station with a spool that loses nothing.
+//
+// Each step kind is one file here (link.go, doctor.go, tune.go, iperf3.go, frames.go,
+// counters.go, sweep.go): its plan fields, checks and defaults, timeout, how it measures
+// through nic, doctor, tune and netperf, and its judgement, a pure function of the step
+// and what it measured. kinds.go lists them. Nothing here goes through the CLI.
+package validate
 
 import (
 	"context"
@@ -14,6 +19,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,14 +27,13 @@ import (
 
 	"github.com/zynqnet/linerate/board"
 	"github.com/zynqnet/linerate/internal/atomicfile"
-	"github.com/zynqnet/linerate/internal/httpc"
 	"github.com/zynqnet/linerate/nic"
-	"github.com/zynqnet/linerate/validate"
+	"github.com/zynqnet/linerate/plan"
 )
 
 // Validation is one run of a board's factory plan.
 type Validation struct {
-	Plan *validate.Plan
+	Plan *plan.Plan
 	// ReportDir is where the JSON and JUnit reports and the spool go ("" picks
 	// /var/lib/linerate/reports, or /run/linerate/reports on a read-only root).
 	ReportDir string
@@ -54,7 +59,7 @@ type Validation struct {
 
 // Result is a finished run: the report, its JSON, and whether it could be written.
 type Result struct {
-	Report *validate.Report
+	Report *plan.Report
 	JSON   []byte
 	// WriteErr is why the reports could not be written to ReportDir (they were then
 	// delivered or spooled all the same).
@@ -68,6 +73,24 @@ type run struct {
 	counters map[string]uint64 // error counters at the start
 	doctor   json.RawMessage
 	cleanup  []func()
+}
+
+// Env is what a step runs with: the run's shared state, the step's id (its figures are
+// named after it), and the port under test with its station.
+type Env struct {
+	*run
+	ID      string
+	Iface   string
+	Station plan.Station
+}
+
+// do runs one step of the plan with its kind.
+func (r *run) do(ctx context.Context, s *plan.Step) (Outcome, error) {
+	k, ok := s.Params.(Kind)
+	if !ok {
+		return Outcome{}, fmt.Errorf("step %s: type %s was not parsed with linerate's step kinds", s.ID, s.Type)
+	}
+	return k.Run(ctx, Env{run: r, ID: s.ID, Iface: r.Plan.Interface, Station: r.Plan.Station})
 }
 
 // Run takes the plan's steps in order and returns the report, written to ReportDir and
@@ -88,9 +111,7 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 	}
 	up := r.uploader()
 	r.flushSpool(ctx, up)
-	runner := &validate.Runner{Plan: v.Plan, Console: v.Console, Steps: map[string]validate.StepFunc{
-		"link": r.link, "doctor": r.doctorStep, "tune": r.tune, "iperf3": r.iperf3, "frames": r.frames, "counters": r.countersStep, "sweep": r.sweep,
-	}}
+	runner := &Runner{Plan: v.Plan, Console: v.Console, Do: r.do}
 	r.runSteps(ctx, runner, rep)
 	rep.Doctor = r.doctor
 	rep.Show = r.show()
@@ -102,7 +123,7 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 // runSteps runs the plan's steps and then the cleanups (the tune step's revert). Whatever
 // goes wrong in between, the run goes on to its verdict and report: a crash outside a
 // step fails the run with the crash as the reason.
-func (r *run) runSteps(ctx context.Context, runner *validate.Runner, rep *validate.Report) {
+func (r *run) runSteps(ctx context.Context, runner *Runner, rep *plan.Report) {
 	defer func() {
 		for i := len(r.cleanup) - 1; i >= 0; i-- {
 			r.cleanup[i]()
@@ -110,7 +131,7 @@ func (r *run) runSteps(ctx context.Context, runner *validate.Runner, rep *valida
 	}()
 	defer func() {
 		if p := recover(); p != nil {
-			rep.Steps = append(rep.Steps, validate.StepResult{ID: "internal", Type: "internal", Summary: fmt.Sprintf("linerate failed: %v", p), Reason: fmt.Sprintf("internal error: %v", p)})
+			rep.Steps = append(rep.Steps, plan.StepResult{ID: "internal", Type: "internal", Summary: fmt.Sprintf("linerate failed: %v", p), Reason: fmt.Sprintf("internal error: %v", p)})
 		}
 	}()
 	rep.Steps, _, rep.Figures = runner.Run(ctx)
@@ -120,7 +141,7 @@ func (r *run) runSteps(ctx context.Context, runner *validate.Runner, rep *valida
 // number (JSON has none) fails its step with an internal error as the reason, instead
 // of leaving the run without a report; then the failed list and the verdict follow from
 // the steps.
-func settle(rep *validate.Report) {
+func settle(rep *plan.Report) {
 	for i := range rep.Steps {
 		st := &rep.Steps[i]
 		for k, v := range st.Measured {
@@ -149,7 +170,7 @@ func settle(rep *validate.Report) {
 }
 
 // header identifies the board and starts the report.
-func (r *run) header(ctx context.Context, start time.Time) (*validate.Report, error) {
+func (r *run) header(ctx context.Context, start time.Time) (*plan.Report, error) {
 	p := r.Plan
 	id := board.ReadIdentity(r.Root)
 	if p.Board == "auto" {
@@ -157,9 +178,9 @@ func (r *run) header(ctx context.Context, start time.Time) (*validate.Report, er
 	} else if b, err := board.Lookup(p.Board); err == nil {
 		r.board = b
 	} else {
-		return nil, &validate.PlanError{Source: p.Source, Msg: "board: " + err.Error()}
+		return nil, &plan.Error{Source: p.Source, Msg: "board: " + err.Error()}
 	}
-	rep := &validate.Report{Schema: validate.SchemaVersion, Interface: p.Interface, Linerate: r.Version, Started: start.UTC(), Plan: p,
+	rep := &plan.Report{Schema: plan.SchemaVersion, Interface: p.Interface, Linerate: r.Version, Started: start.UTC(), Plan: p,
 		Figures: map[string]float64{}, Failed: []string{}, Board: "unknown"}
 	if r.board != nil {
 		rep.Board, rep.Model = r.board.Name, r.board.Model
@@ -181,18 +202,18 @@ func (r *run) header(ctx context.Context, start time.Time) (*validate.Report, er
 	rep.ID = fmt.Sprintf("%s-%s-%s", sanitizeID(rep.Serial), rep.Started.Format("20060102T150405Z"), bootID(r.Root))
 	fmt.Fprintf(r.Console, "linerate validate: plan %s (%s), board %s, serial %s, %s %s, %d steps, budget %v\n",
 		p.Name, p.Source, rep.Board, rep.Serial, p.Interface, orDash(rep.MAC), len(p.Steps), p.Budget.D())
-	r.counters, _ = r.errorCounters()
+	r.counters, _ = errorCounters(r.Root, r.API, p.Interface)
 	return rep, nil
 }
 
-func (r *run) uploader() *validate.Uploader {
+func (r *run) uploader() *Uploader {
 	dir := r.ReportDir
 	if dir == "" {
 		dir = defaultReportDir()
 		r.ReportDir = dir
 	}
-	up := &validate.Uploader{URL: r.Plan.Station.ReportURL, SpoolDir: filepath.Join(dir, "spool"), Window: r.UploadWindow, Console: r.Console, Token: r.StationToken,
-		Client: &httpc.Client{Timeout: 10 * time.Second, TLS: r.StationTLS}}
+	up := &Uploader{URL: r.Plan.Station.ReportURL, SpoolDir: filepath.Join(dir, "spool"), Window: r.UploadWindow, Console: r.Console, Token: r.StationToken,
+		Client: NewClient(r.StationTLS, 10*time.Second)}
 	if r.StationURL != "" {
 		up.URL = r.StationURL
 	}
@@ -200,7 +221,7 @@ func (r *run) uploader() *validate.Uploader {
 }
 
 // flushSpool sends the reports an earlier run could not deliver first.
-func (r *run) flushSpool(ctx context.Context, up *validate.Uploader) {
+func (r *run) flushSpool(ctx context.Context, up *Uploader) {
 	if up.URL == "" {
 		return
 	}
@@ -234,11 +255,11 @@ func (r *run) show() json.RawMessage {
 }
 
 // finish writes the reports, prints the verdict line and delivers the JSON.
-func (r *run) finish(ctx context.Context, rep *validate.Report, up *validate.Uploader) (*Result, error) {
+func (r *run) finish(ctx context.Context, rep *plan.Report, up *Uploader) (*Result, error) {
 	body, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		// Nothing settle knows of; the verdict line and a report still go out.
-		rep.Steps = append(rep.Steps, validate.StepResult{ID: "internal", Type: "internal", Summary: "the report could not be encoded", Reason: "internal error: " + err.Error()})
+		rep.Steps = append(rep.Steps, plan.StepResult{ID: "internal", Type: "internal", Summary: "the report could not be encoded", Reason: "internal error: " + err.Error()})
 		rep.Doctor, rep.Show = nil, nil
 		for i := range rep.Steps {
 			rep.Steps[i].Detail = nil
@@ -277,15 +298,22 @@ func (r *run) finish(ctx context.Context, rep *validate.Report, up *validate.Upl
 
 // stationTime reads the time of day from the station's HTTP Date header.
 func stationTime(ctx context.Context, tc *tls.Config, urls ...string) (time.Time, bool) {
-	c := &httpc.Client{Timeout: 3 * time.Second, TLS: tc}
+	c := NewClient(tc, 3*time.Second)
 	for _, u := range urls {
 		if u == "" {
 			continue
 		}
-		if resp, err := c.Do(ctx, "HEAD", u, nil, nil); err == nil {
-			if t, err := time.Parse(time.RFC1123, resp.Header.Get("Date")); err == nil {
-				return t, true
-			}
+		req, err := http.NewRequestWithContext(ctx, http.MethodHead, u, nil)
+		if err != nil {
+			continue
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			continue
+		}
+		resp.Body.Close()
+		if t, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
+			return t, true
 		}
 	}
 	return time.Time{}, false

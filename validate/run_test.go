@@ -1,4 +1,4 @@
-package factory
+package validate
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zynqnet/linerate/validate"
+	"github.com/zynqnet/linerate/plan"
 )
 
 // A board without a clock takes the time of day from the station's Date header.
@@ -35,7 +35,7 @@ func TestStationTime(t *testing.T) {
 // A figure that is not a number fails its step with an internal error, and the report
 // can still be written: the run always ends in a verdict and a report.
 func TestSettleNonFinite(t *testing.T) {
-	rep := &validate.Report{Steps: []validate.StepResult{
+	rep := &plan.Report{Steps: []plan.StepResult{
 		{ID: "ok", Pass: true, Measured: map[string]float64{"mbps": 941}},
 		{ID: "odd", Pass: true, Measured: map[string]float64{"p99_us": math.NaN(), "loss_pct": math.Inf(1)}},
 	}, Figures: map[string]float64{"odd_p99_us": math.NaN(), "ok_mbps": 941}}
@@ -60,7 +60,7 @@ func TestValidationRunOnTree(t *testing.T) {
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, []byte(v+"\n"), 0o644)
 	}
-	plan, err := validate.Parse([]byte("board: zc702\ninterface: eth9\nsteps:\n  - id: link\n    type: link\n    speed_mbps: 1000\n"), "t.yaml")
+	plan, err := Parse([]byte("board: zc702\ninterface: eth9\nsteps:\n  - id: link\n    type: link\n    speed_mbps: 1000\n"), "t.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package tune
+package dts
 
 import (
 	"errors"
@@ -25,7 +25,7 @@ func dtTree(t *testing.T, props map[string][]byte) string {
 }
 
 func TestFromDT(t *testing.T) {
-	p, err := FromDT(dtTree(t, map[string][]byte{DTRxRing: {0, 0, 8, 0}, DTTxRing: {0, 0, 4, 0}, "compatible": []byte("cdns,zynq-gem\x00")}), "eth0")
+	p, err := FromDT(dtTree(t, map[string][]byte{PropRxRing: {0, 0, 8, 0}, PropTxRing: {0, 0, 4, 0}, "compatible": []byte("cdns,zynq-gem\x00")}), "eth0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestFromDT(t *testing.T) {
 	if got["rings.rx"] != "2048" || got["rings.tx"] != "1024" || !p.Required["rings.rx"] {
 		t.Errorf("profile %+v", p)
 	}
-	p, err = FromDT(dtTree(t, map[string][]byte{DTProfile: []byte("zc702\x00"), DTRxRing: {0, 0, 2, 0}}), "eth0")
+	p, err = FromDT(dtTree(t, map[string][]byte{PropProfile: []byte("zc702\x00"), PropRxRing: {0, 0, 2, 0}}), "eth0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestFromDT(t *testing.T) {
 	if _, err := FromDT(t.TempDir(), "eth0"); !errors.Is(err, ErrNoDTTuning) {
 		t.Errorf("no node: %v", err)
 	}
-	for _, bad := range []map[string][]byte{{DTRxRing: {1, 2}}, {DTRxRing: {0, 0, 0, 0}}, {DTProfile: []byte("warp\x00")}} {
+	for _, bad := range []map[string][]byte{{PropRxRing: {1, 2}}, {PropRxRing: {0, 0, 0, 0}}, {PropProfile: []byte("warp\x00")}} {
 		if _, err := FromDT(dtTree(t, bad), "eth0"); err == nil || errors.Is(err, ErrNoDTTuning) {
 			t.Errorf("%v accepted: %v", bad, err)
 		}

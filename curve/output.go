@@ -1,4 +1,4 @@
-package experiment
+package curve
 
 import (
 	"fmt"
@@ -6,10 +6,12 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/zynqnet/linerate/internal/safecsv"
 )
 
-// num prints a figure as the table, CSV and chart give it.
-func num(x float64) string {
+// Num prints a figure as the table, CSV and chart give it.
+func Num(x float64) string {
 	switch {
 	case math.IsNaN(x) || math.IsInf(x, 0):
 		return ""
@@ -35,9 +37,9 @@ func (r *Result) PointLine(p Point) string {
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(&b, "  %s %s", c.Key, num(x))
+		fmt.Fprintf(&b, "  %s %s", c.Key, Num(x))
 		if s := p.Spread[c.Key]; len(p.Runs) > 1 {
-			fmt.Fprintf(&b, " ±%s", num(s/2))
+			fmt.Fprintf(&b, " ±%s", Num(s/2))
 		}
 	}
 	return b.String()
@@ -62,17 +64,10 @@ func (r *Result) WriteText(w io.Writer) {
 	}
 }
 
-// csvField quotes a field that holds a comma, a quote or a line break (RFC 4180).
-func csvField(s string) string {
-	if !strings.ContainsAny(s, ",\"\r\n") {
-		return s
-	}
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
-}
-
 // WriteCSV writes a row per point: the knob's value (the header names the knob), the
-// value read back, the repeats, each figure's median and spread (max - min),
-// and the error of a point that failed.
+// value read back, the repeats, each figure's median and spread (max - min), and the
+// error of a point that failed; cells a spreadsheet would run as formulas are
+// neutralised (safecsv).
 func (r *Result) WriteCSV(w io.Writer) error {
 	h := []string{r.Knob, "applied", "repeats"}
 	for _, c := range r.Columns {
@@ -88,20 +83,15 @@ func (r *Result) WriteCSV(w io.Writer) error {
 				row = append(row, "", "")
 				continue
 			}
-			row = append(row, num(x), num(p.Spread[c.Key]))
+			row = append(row, Num(x), Num(p.Spread[c.Key]))
 		}
 		rows = append(rows, append(row, p.Error))
 	}
-	var b strings.Builder
+	cw := safecsv.NewWriter(w)
 	for _, row := range rows {
-		for i, f := range row {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(csvField(f))
+		if err := cw.Write(row); err != nil {
+			return err
 		}
-		b.WriteString("\r\n")
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return cw.Flush()
 }

@@ -6,27 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/zynqnet/linerate/validate"
+	"github.com/zynqnet/linerate/plan"
 )
-
-// Backend is where a station keeps its reports: the bbolt file (Store) on one PC, or
-// PostgreSQL (PGStore) shared by every station of a line.
-type Backend interface {
-	// Put stores a checked report, its body and meta in one transaction; ErrExists for
-	// the same id and body again, ErrConflict for the same id with another body.
-	Put(r *validate.Report, body []byte, received time.Time, meta Meta) error
-	// Get returns a report's JSON; ErrNotFound for an id not stored, another error when
-	// the store cannot answer.
-	Get(id string) ([]byte, error)
-	List() ([]Summary, error)
-	Meta(id string) Meta
-	Close() error
-	records() ([]record, error)
-}
 
 // PGStore keeps reports in PostgreSQL, so that any number of stations on a line share
 // one history: each writes its reports in a transaction, every station lists them all.
@@ -110,7 +97,7 @@ func pgCtx() (context.Context, context.CancelFunc) {
 }
 
 // Put stores the report in one transaction; an id is written once.
-func (s *PGStore) Put(r *validate.Report, body []byte, received time.Time, meta Meta) error {
+func (s *PGStore) Put(r *plan.Report, body []byte, received time.Time, meta Meta) error {
 	ctx, cancel := pgCtx()
 	defer cancel()
 	rec, err := json.Marshal(recordOf(r, received, meta))
@@ -137,8 +124,16 @@ func (s *PGStore) Put(r *validate.Report, body []byte, received time.Time, meta 
 	})
 }
 
+// storable says whether id could be a stored id at all: PostgreSQL's text takes no NUL
+// and no invalid UTF-8 (it answers an error, not "no rows"), and the door stores only
+// SafeIDs.
+func storable(id string) bool { return utf8.ValidString(id) && !strings.ContainsRune(id, 0) }
+
 // Get returns a stored report's JSON.
 func (s *PGStore) Get(id string) ([]byte, error) {
+	if !storable(id) {
+		return nil, ErrNotFound
+	}
 	ctx, cancel := pgCtx()
 	defer cancel()
 	var b []byte
@@ -151,6 +146,9 @@ func (s *PGStore) Get(id string) ([]byte, error) {
 
 // Meta is what the station recorded of a report's arrival.
 func (s *PGStore) Meta(id string) Meta {
+	if !storable(id) {
+		return Meta{}
+	}
 	ctx, cancel := pgCtx()
 	defer cancel()
 	var m Meta

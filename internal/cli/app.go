@@ -1,0 +1,264 @@
+package cli
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// App is a program's commands.
+type App struct {
+	Prog     string
+	About    string // what the program does, for its help and manual page
+	Commands []*Command
+}
+
+// Command is the command called name ("" when there is none).
+func (a *App) Command(name string) *Command {
+	for _, c := range a.Commands {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Help lists the commands.
+func (a *App) Help() string {
+	var b strings.Builder
+	b.WriteString(a.About + "\n\nUsage: " + a.Prog + " COMMAND [ARGS]\n\nCommands:\n")
+	for _, c := range a.Commands {
+		if !c.Hidden {
+			writeTerm(&b, c.Name, c.Summary)
+		}
+	}
+	fmt.Fprintf(&b, "\nRun '%s help COMMAND' (or '%s COMMAND --help') for a command's flags.\n", a.Prog, a.Prog)
+	return b.String()
+}
+
+// each calls fn for every command and subcommand, with its full name ("dts overlay").
+func (a *App) each(fn func(path string, c *Command)) {
+	for _, c := range a.Commands {
+		fn(c.Name, c)
+		for _, s := range c.Subs {
+			fn(c.Name+" "+s.Name, s)
+		}
+	}
+}
+
+// Completion is a completion script for shell (bash or zsh): the commands, their
+// subcommands, their flags and the values of flags that take one of a few words.
+func (a *App) Completion(shell string) (string, error) {
+	switch shell {
+	case "bash":
+		return a.bash(), nil
+	case "zsh":
+		return a.zsh(), nil
+	}
+	return "", Usagef("completion %q: want bash or zsh", shell)
+}
+
+// shellWords quotes nothing: every word here is the program's own (command and flag
+// names, choices), checked to be plain by the tests.
+func (a *App) names() []string {
+	var out []string
+	for _, c := range a.Commands {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+func flagWords(c *Command) []string {
+	var out []string
+	for _, f := range c.Flagged() {
+		out = append(out, dashed(f.Name))
+	}
+	return append(out, "--help")
+}
+
+func (a *App) bash() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# bash completion for %s (%s completion bash)\n", a.Prog, a.Prog)
+	fmt.Fprintf(&b, "_%s() {\n\tlocal cur prev cmd sub opts\n\tcur=\"${COMP_WORDS[COMP_CWORD]}\"\n\tprev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n", a.Prog)
+	fmt.Fprintf(&b, "\tif [ \"$COMP_CWORD\" -eq 1 ]; then\n\t\tCOMPREPLY=($(compgen -W %q -- \"$cur\"))\n\t\treturn\n\tfi\n", strings.Join(a.names(), " "))
+	b.WriteString("\tcmd=\"${COMP_WORDS[1]}\"; sub=\"${COMP_WORDS[2]}\"\n\tcase \"$prev\" in\n")
+	choices := map[string][]string{}
+	a.each(func(_ string, c *Command) {
+		for _, f := range c.Flagged() {
+			if len(f.Choices) > 0 {
+				choices[dashed(f.Name)] = f.Choices
+			}
+		}
+	})
+	var keys []string
+	for k := range choices {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "\t%s) COMPREPLY=($(compgen -W %q -- \"$cur\")); return;;\n", k, strings.Join(choices[k], " "))
+	}
+	b.WriteString("\tesac\n\tcase \"$cmd\" in\n")
+	for _, c := range a.Commands {
+		fmt.Fprintf(&b, "\t%s)\n", c.Name)
+		if len(c.Subs) > 0 {
+			var subs []string
+			b.WriteString("\t\tcase \"$sub\" in\n")
+			for _, s := range c.Subs {
+				subs = append(subs, s.Name)
+				fmt.Fprintf(&b, "\t\t%s) opts=%q;;\n", s.Name, strings.Join(flagWords(s), " "))
+			}
+			fmt.Fprintf(&b, "\t\t*) if [ \"$COMP_CWORD\" -eq 2 ]; then COMPREPLY=($(compgen -W %q -- \"$cur\")); return; fi;;\n\t\tesac;;\n", strings.Join(subs, " "))
+			continue
+		}
+		if c.Name == "help" {
+			fmt.Fprintf(&b, "\t\tCOMPREPLY=($(compgen -W %q -- \"$cur\")); return;;\n", strings.Join(a.names(), " "))
+			continue
+		}
+		fmt.Fprintf(&b, "\t\topts=%q;;\n", strings.Join(flagWords(c), " "))
+	}
+	b.WriteString("\tesac\n\tif [[ \"$cur\" == -* ]]; then\n\t\tCOMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n\telse\n\t\tCOMPREPLY=($(compgen -f -- \"$cur\"))\n\tfi\n}\n")
+	fmt.Fprintf(&b, "complete -o filenames -F _%s %s\n", a.Prog, a.Prog)
+	return b.String()
+}
+
+// zshText escapes text for an _arguments spec's description: brackets, colons and
+// quotes.
+var zshText = strings.NewReplacer("'", "'\\''", "[", "\\[", "]", "\\]", ":", "\\:")
+
+func (a *App) zsh() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#compdef %s\n# zsh completion for %s (%s completion zsh)\n\n", a.Prog, a.Prog, a.Prog)
+	spec := func(c *Command) string {
+		var parts []string
+		for _, f := range c.Flagged() {
+			d := zshText.Replace(firstSentence(f.Help))
+			switch {
+			case f.Value == "":
+				parts = append(parts, fmt.Sprintf("'%s[%s]'", dashed(f.Name), d))
+			case len(f.Choices) > 0:
+				parts = append(parts, fmt.Sprintf("'%s=[%s]:%s:(%s)'", dashed(f.Name), d, strings.ToLower(f.Value), strings.Join(f.Choices, " ")))
+			default:
+				parts = append(parts, fmt.Sprintf("'%s=[%s]:%s:_files'", dashed(f.Name), d, strings.ToLower(f.Value)))
+			}
+		}
+		return strings.Join(append(parts, "'*:argument:_files'"), " \\\n\t\t\t")
+	}
+	fmt.Fprintf(&b, "_%s() {\n\tlocal -a cmds\n\tcmds=(\n", a.Prog)
+	for _, c := range a.Commands {
+		fmt.Fprintf(&b, "\t\t'%s:%s'\n", c.Name, zshText.Replace(c.Summary))
+	}
+	b.WriteString("\t)\n\tif (( CURRENT == 2 )); then\n\t\t_describe command cmds\n\t\treturn\n\tfi\n\tcase $words[2] in\n")
+	for _, c := range a.Commands {
+		if len(c.Subs) > 0 {
+			var subs []string
+			for _, s := range c.Subs {
+				subs = append(subs, s.Name)
+			}
+			fmt.Fprintf(&b, "\t%s)\n\t\tif (( CURRENT == 3 )); then\n\t\t\tcompadd %s\n\t\t\treturn\n\t\tfi\n\t\tcase $words[3] in\n", c.Name, strings.Join(subs, " "))
+			for _, s := range c.Subs {
+				fmt.Fprintf(&b, "\t\t%s) _arguments \\\n\t\t\t%s;;\n", s.Name, spec(s))
+			}
+			b.WriteString("\t\tesac;;\n")
+			continue
+		}
+		if c.Name == "help" {
+			fmt.Fprintf(&b, "\thelp) compadd %s;;\n", strings.Join(a.names(), " "))
+			continue
+		}
+		fmt.Fprintf(&b, "\t%s) _arguments \\\n\t\t\t%s;;\n", c.Name, spec(c))
+	}
+	fmt.Fprintf(&b, "\tesac\n}\n\n_%s \"$@\"\n", a.Prog)
+	return b.String()
+}
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ": "); i > 0 && i < 60 {
+		return s[:i]
+	}
+	if len(s) > 70 {
+		return s[:70]
+	}
+	return s
+}
+
+// ManPages are the manual pages: NAME.1 for the program and NAME-CMD.1 for each command
+// (NAME-CMD-SUB.1 for a subcommand), in roff's man macros (man -l reads them).
+func (a *App) ManPages(version string, date time.Time) map[string][]byte {
+	out := map[string][]byte{}
+	d := date.Format("2006-01-02")
+	var top strings.Builder
+	manHead(&top, a.Prog, a.Prog, a.About, version, d)
+	top.WriteString(".SH SYNOPSIS\n.B " + a.Prog + "\n.I COMMAND\n[ARGS]\n.SH COMMANDS\n")
+	for _, c := range a.Commands {
+		fmt.Fprintf(&top, ".TP\n.BR %s-%s (1)\n%s\n", a.Prog, c.Name, roff(c.Summary))
+	}
+	out[a.Prog+".1"] = []byte(top.String())
+	a.each(func(path string, c *Command) {
+		name := a.Prog + "-" + strings.ReplaceAll(path, " ", "-")
+		var b strings.Builder
+		manHead(&b, name, name, c.Summary, version, d)
+		b.WriteString(".SH SYNOPSIS\n")
+		for _, u := range c.Usage {
+			fmt.Fprintf(&b, ".B %s\n%s\n.br\n", a.Prog, roff(u))
+		}
+		if c.Own != nil {
+			b.WriteString(".SH DESCRIPTION\n.nf\n" + roffLines(c.OwnHelp) + ".fi\n")
+		} else if c.About != "" {
+			b.WriteString(".SH DESCRIPTION\n" + roffParagraphs(c.About))
+		}
+		if fl := c.Flagged(); len(fl) > 0 && c.Own == nil {
+			b.WriteString(".SH OPTIONS\n")
+			for _, f := range fl {
+				fmt.Fprintf(&b, ".TP\n.B %s\n%s\n", roff(f.Term), roff(f.Help))
+			}
+		}
+		if len(c.Examples) > 0 {
+			b.WriteString(".SH EXAMPLES\n")
+			for _, e := range c.Examples {
+				fmt.Fprintf(&b, ".TP\n.B %s %s\n%s\n", a.Prog, roff(e.Cmd), roff(e.What))
+			}
+		}
+		fmt.Fprintf(&b, ".SH SEE ALSO\n.BR %s (1)\n", a.Prog)
+		out[name+".1"] = []byte(b.String())
+	})
+	return out
+}
+
+func manHead(b *strings.Builder, title, name, summary, version, date string) {
+	fmt.Fprintf(b, ".TH %s 1 %q %q \"linerate manual\"\n.SH NAME\n%s \\- %s\n", strings.ToUpper(title), date, "linerate "+version, roff(name), roff(summary))
+}
+
+// roff escapes text for a roff line: backslashes, and a leading dot or quote that would
+// read as a request.
+func roff(s string) string {
+	s = strings.ReplaceAll(s, `\`, `\e`)
+	s = strings.ReplaceAll(s, "-", `\-`)
+	if strings.HasPrefix(s, ".") || strings.HasPrefix(s, "'") {
+		s = `\&` + s
+	}
+	return s
+}
+
+func roffLines(s string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		b.WriteString(roff(l) + "\n")
+	}
+	return b.String()
+}
+
+// roffParagraphs: blank-line separated paragraphs; indented lines (examples, tables)
+// kept as they are.
+func roffParagraphs(s string) string {
+	var b strings.Builder
+	for _, p := range strings.Split(strings.TrimSpace(s), "\n\n") {
+		if strings.HasPrefix(p, " ") || strings.Contains(p, "\n  ") {
+			b.WriteString(".PP\n.nf\n" + roffLines(p) + ".fi\n")
+			continue
+		}
+		b.WriteString(".PP\n" + roff(strings.Join(strings.Fields(p), " ")) + "\n")
+	}
+	return b.String()
+}

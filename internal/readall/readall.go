@@ -1,0 +1,51 @@
+// Package readall reads whole inputs with a bound: a file, a response body or a plan
+// that is larger than its bound is an error naming the bound, never a read that grows
+// memory without end (a FIFO, /dev/zero, a hostile server).
+package readall
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// TooLarge is an input above its bound.
+type TooLarge struct {
+	Max int64
+}
+
+func (e *TooLarge) Error() string { return fmt.Sprintf("larger than %d bytes", e.Max) }
+
+// Limit reads r to its end, at most max bytes; more is a *TooLarge error.
+func Limit(r io.Reader, max int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, &TooLarge{Max: max}
+	}
+	return b, nil
+}
+
+// File reads a regular file of at most max bytes. A device, FIFO or directory is refused
+// by name: reading one could block or never end.
+func File(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	b, err := Limit(f, max)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
+}

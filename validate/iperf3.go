@@ -1,0 +1,129 @@
+package validate
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/zynqnet/linerate/netperf/iperf3"
+	"github.com/zynqnet/linerate/plan"
+)
+
+// Iperf3 measures TCP or UDP throughput against the station's iperf3 server, with
+// linerate's own client (stock iperf3 or linerate's server is the peer).
+type Iperf3 struct {
+	Protocol       string        `yaml:"protocol" json:"protocol,omitempty"`   // tcp or udp
+	Direction      string        `yaml:"direction" json:"direction,omitempty"` // up (board sends) or down
+	Duration       plan.Duration `yaml:"duration" json:"duration,omitempty"`
+	Streams        int           `yaml:"streams" json:"streams,omitempty"`
+	Bandwidth      string        `yaml:"bandwidth" json:"bandwidth,omitempty"` // UDP target, iperf3's -b
+	MinMbps        *float64      `yaml:"min_mbps" json:"min_mbps,omitempty"`
+	MaxRetransmits *int          `yaml:"max_retransmits" json:"max_retransmits,omitempty"`
+	MaxLossPct     *float64      `yaml:"max_loss_pct" json:"max_loss_pct,omitempty"`
+
+	bandwidth uint64 // bit/s
+}
+
+// Check defaults TCP, up, 5 s and one stream, and needs min_mbps (UDP also bandwidth and
+// max_loss_pct).
+func (s *Iperf3) Check(p *plan.Plan) error {
+	if err := needStation(p); err != nil {
+		return err
+	}
+	if s.Protocol == "" {
+		s.Protocol = "tcp"
+	}
+	if s.Protocol != "tcp" && s.Protocol != "udp" {
+		return fmt.Errorf("protocol %q: want tcp or udp", s.Protocol)
+	}
+	if err := checkDirection(&s.Direction); err != nil {
+		return err
+	}
+	if err := checkDuration(&s.Duration, 5*time.Second, 0); err != nil {
+		return err
+	}
+	if s.Streams == 0 {
+		s.Streams = 1
+	}
+	if s.Streams < 0 || s.Streams > 128 {
+		return fmt.Errorf("streams %d: want 1..128", s.Streams)
+	}
+	if s.MinMbps == nil {
+		return fmt.Errorf("iperf3 step needs a threshold: min_mbps")
+	}
+	if s.Protocol == "udp" {
+		if s.Bandwidth == "" {
+			return fmt.Errorf("iperf3 step needs bandwidth (the UDP rate, 100M)")
+		}
+		if s.MaxLossPct == nil {
+			return fmt.Errorf("iperf3 step needs a threshold: max_loss_pct")
+		}
+		bw, err := iperf3.ParseSize(s.Bandwidth, 1000)
+		if err != nil || bw == 0 || bw > 400e9 {
+			return fmt.Errorf("bandwidth %q: want a UDP rate in bit/s above 0 and up to 400G, as iperf3's -b (100M)", s.Bandwidth)
+		}
+		s.bandwidth = bw
+	}
+	if s.MaxRetransmits != nil && *s.MaxRetransmits < 0 {
+		return fmt.Errorf("max_retransmits %d: want 0 or more", *s.MaxRetransmits)
+	}
+	return checkThresholds(map[string]*float64{"min_mbps": s.MinMbps, "max_loss_pct": s.MaxLossPct})
+}
+
+// Timeout: the test, its connection and settling.
+func (s *Iperf3) Timeout() time.Duration { return s.Duration.D() + 30*time.Second }
+
+// Run measures against the station's iperf3 server in-process. The server takes one test
+// at a time and may still be closing the last one: a busy answer is retried for a few
+// seconds, as an operator would.
+func (s *Iperf3) Run(ctx context.Context, e Env) (Outcome, error) {
+	st := e.Station
+	c := &iperf3.Client{Host: st.Address, Port: st.Port, Version: e.Version, ConnectTimeout: 5 * time.Second,
+		Params: iperf3.Params{Time: int(s.Duration.D().Seconds()), Parallel: s.Streams, Reverse: s.Direction == "down"}}
+	if s.Protocol == "udp" {
+		c.Params.UDP, c.Params.Bandwidth = true, s.bandwidth
+	}
+	rep, err := c.RunWhenFree(ctx)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("iperf3 to the station %s:%d: %w", st.Address, st.Port, err)
+	}
+	return s.Judge(e.ID, rep), nil
+}
+
+// Judge: the throughput the receiving side counted against min_mbps; for TCP the
+// sender's retransmits against max_retransmits, for UDP the loss against max_loss_pct.
+func (s *Iperf3) Judge(id string, r *iperf3.Report) Outcome {
+	mbps := r.End.Received().BitsPerSecond / 1e6
+	o := Outcome{Pass: true, Measured: map[string]float64{"mbps": mbps}, Figures: map[string]float64{id + "_mbps": mbps}, Detail: r.End}
+	o.Summary = fmt.Sprintf("%s %s %.1f Mbit/s (want >= %g)", strings.ToUpper(s.Protocol), s.Direction, mbps, deref(s.MinMbps))
+	if s.MinMbps != nil && mbps < *s.MinMbps {
+		o.Pass, o.Reason = false, fmt.Sprintf("%.1f Mbit/s is below %g", mbps, *s.MinMbps)
+	}
+	if s.Protocol == "tcp" && r.End.SumSent.Retransmits != nil {
+		rt := *r.End.SumSent.Retransmits
+		o.Measured["retransmits"] = float64(rt)
+		if s.MaxRetransmits != nil {
+			o.Summary += fmt.Sprintf(", %d retransmits (want <= %d)", rt, *s.MaxRetransmits)
+			if rt > int64(*s.MaxRetransmits) {
+				o.Pass, o.Reason = false, fmt.Sprintf("%d retransmits, above %d", rt, *s.MaxRetransmits)
+			}
+		}
+	}
+	if s.Protocol == "udp" {
+		var loss float64
+		for _, si := range []*iperf3.StreamInterval{r.End.Sum, &r.End.SumReceived} {
+			if si != nil && si.LostPercent != nil {
+				loss = *si.LostPercent
+				break
+			}
+		}
+		o.Measured["loss_pct"] = loss
+		o.Figures[id+"_loss_pct"] = loss
+		o.Summary += fmt.Sprintf(", loss %.3f%% (want <= %g%%)", loss, deref(s.MaxLossPct))
+		if s.MaxLossPct != nil && loss > *s.MaxLossPct {
+			o.Pass, o.Reason = false, fmt.Sprintf("UDP loss %.3f%% above %g%%", loss, *s.MaxLossPct)
+		}
+	}
+	return o
+}
