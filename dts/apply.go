@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/zynqnet/linerate/internal/readall"
 )
 
 // ConfigfsDir is where kernels with CONFIG_OF_CONFIGFS (Xilinx's and other vendor trees;
@@ -82,6 +84,9 @@ func (c *Configfs) Remove(name string) error {
 		return errorf("overlay name %q: use letters, digits, '.', '_' and '-'", name)
 	}
 	dir, err := c.dir()
+	if errors.Is(err, ErrNoConfigfs) {
+		return &NoConfigfsError{Err: err}
+	}
 	if err != nil {
 		return err
 	}
@@ -146,4 +151,62 @@ func UBootHelp(file string) string {
 or merge it into the boot DTB offline:
   linerate dts merge system.dtb %s -o system.dtb
 `, base, file)
+}
+
+// ApplyFile loads the overlay in file under name ("": the file's name without its
+// extension) and returns the name and the status the kernel reports. Without configfs
+// overlays the error says so and gives the U-Boot commands to use instead
+// (NoConfigfsError).
+func (c *Configfs) ApplyFile(file, name string) (string, string, error) {
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	}
+	blob, err := readall.File(file, MaxBlob)
+	if err != nil {
+		return name, "", &Error{Msg: fmt.Sprintf("%s: %v", file, errors.Unwrap(err)), Err: err}
+	}
+	st, err := c.Apply(name, blob)
+	var de *Error
+	switch {
+	case errors.As(err, &de):
+		return name, "", &Error{Msg: fmt.Sprintf("%s: %v", file, err), Err: err}
+	case errors.Is(err, ErrNoConfigfs):
+		return name, "", &NoConfigfsError{File: file, Err: err}
+	}
+	return name, st, err
+}
+
+// NoConfigfsError is a kernel without configfs overlays: what to do instead.
+type NoConfigfsError struct {
+	File string // the overlay that could not be applied ("": a removal)
+	Err  error
+}
+
+func (e *NoConfigfsError) Error() string {
+	msg := fmt.Sprintf("%v (/%s is missing: mainline kernels have no runtime overlay interface; Xilinx's vendor kernels have it with CONFIG_OF_CONFIGFS)", e.Err, ConfigfsDir)
+	if e.File != "" {
+		msg += "\n" + strings.TrimRight(UBootHelp(e.File), "\n")
+	}
+	return msg
+}
+
+func (e *NoConfigfsError) Unwrap() error { return e.Err }
+
+// MergeFiles applies the overlay files, in order, to the base DTB file, as fdtoverlay
+// does, and returns the merged DTB.
+func MergeFiles(base string, overlays []string) ([]byte, error) {
+	merged, _, err := ReadFile(base)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range overlays {
+		o, _, err := ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		if merged, err = Merge(merged, o); err != nil {
+			return nil, &Error{Msg: fmt.Sprintf("apply %s to %s: %v", p, base, err)}
+		}
+	}
+	return Encode(merged)
 }

@@ -33,14 +33,17 @@ func (e *Error) Unwrap() error { return e.Err }
 // BadInput marks it as the user's input to fix (internal/badinput).
 func (e *Error) BadInput() bool { return true }
 
+// MaxBlob bounds a DTB: no board DTB comes near it; it bounds what a corrupt header (or
+// a file given for one) can ask for.
+const MaxBlob = 64 << 20
+
 func errorf(format string, a ...any) error { return &Error{Msg: fmt.Sprintf(format, a...)} }
 
 const (
-	magic        = 0xd00dfeed
-	headerV16    = 36 // bytes of a version 16 header (no size_dt_struct)
-	headerV17    = 40
-	maxDepth     = 64
-	maxBlobBytes = 64 << 20 // no board DTB comes near; bounds what a corrupt header can ask for
+	magic     = 0xd00dfeed
+	headerV16 = 36 // bytes of a version 16 header (no size_dt_struct)
+	headerV17 = 40
+	maxDepth  = 64
 
 	tokBeginNode = 1
 	tokEndNode   = 2
@@ -68,8 +71,8 @@ func Decode(b []byte) (*dt.FDT, error) {
 	if h.Version < 16 || h.LastCompVersion > 17 {
 		return nil, errorf("device tree blob version %d (compatible with %d): linerate reads versions 16 and 17", h.Version, h.LastCompVersion)
 	}
-	if h.TotalSize > maxBlobBytes {
-		return nil, errorf("device tree blob says it is %d bytes; refusing more than %d", h.TotalSize, maxBlobBytes)
+	if h.TotalSize > MaxBlob {
+		return nil, errorf("device tree blob says it is %d bytes; refusing more than %d", h.TotalSize, MaxBlob)
 	}
 	if int64(h.TotalSize) > int64(len(b)) {
 		return nil, errorf("device tree blob is truncated: its header says %d bytes, the file has %d", h.TotalSize, len(b))

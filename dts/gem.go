@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/u-root/u-root/pkg/dt"
+	"github.com/zynqnet/linerate/internal/readall"
 )
 
 // GEM is what a device tree says of one Cadence GEM/MACB node.
@@ -164,7 +165,7 @@ func ReadLive(root string) (*dt.FDT, string, error) {
 		return f, "/" + LiveDir, nil
 	}
 	blob := filepath.Join(root, LiveBlob)
-	b, err := os.ReadFile(blob)
+	b, err := readall.File(blob, MaxBlob)
 	if err != nil {
 		return nil, "", errorf("no live device tree: neither /%s nor /%s is readable (a board booted without a device tree, or a PC: give a DTB file instead)", LiveDir, LiveBlob)
 	}

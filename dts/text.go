@@ -4,22 +4,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"strings"
 
 	"github.com/u-root/u-root/pkg/dt"
+	"github.com/zynqnet/linerate/internal/readall"
 )
 
 // ReadFile reads and decodes a DTB or DTBO, naming the file in any error; the cause
 // (a missing file's *fs.PathError, a decoding error) is kept.
 func ReadFile(path string) (*dt.FDT, []byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := readall.File(path, MaxBlob)
 	if err != nil {
-		msg := err.Error()
-		if u := errors.Unwrap(err); u != nil {
-			msg = u.Error()
+		msg := err.Error() // names the path already
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			msg = path + ": " + pe.Err.Error()
 		}
-		return nil, nil, &Error{Msg: fmt.Sprintf("%s: %s", path, msg), Err: err}
+		return nil, nil, &Error{Msg: msg, Err: err}
 	}
 	f, err := Decode(b)
 	if err != nil {

@@ -1,13 +1,17 @@
 package experiment
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
 
 	"github.com/zynqnet/linerate/curve"
 	"github.com/zynqnet/linerate/dts"
+	"github.com/zynqnet/linerate/internal/atomicfile"
+	"github.com/zynqnet/linerate/internal/badinput"
 	"github.com/zynqnet/linerate/tune"
 )
 
@@ -143,4 +147,94 @@ func RingOverlay(board, gem, knob, value string) (*dts.Overlay, error) {
 		ov.TxRing = uint32(n)
 	}
 	return ov, ov.Prepare(board, "")
+}
+
+// Autotune is what autotune does after its sweep: pick the best value under Objective and
+// write it as a tune profile and, for ring depths, as the GEM's overlay.
+type Autotune struct {
+	Objective   Objective
+	Iface, Knob string
+	// ProfileFile and OverlayFile are where the pick is written ("": not written); the
+	// overlay is for Board's GEM.
+	ProfileFile, OverlayFile, Board, GEM string
+}
+
+// Pick is autotune's answer, as --json writes it.
+type Pick struct {
+	Sweep     *curve.Result `json:"sweep"`
+	Objective string        `json:"objective"`
+	Best      *curve.Point  `json:"best"`
+	Rejected  []string      `json:"rejected"`
+}
+
+// Check refuses, before any sweep, what could not be done after it: an objective the
+// meters cannot judge, an overlay of a knob no overlay carries or of an unknown board,
+// an output that cannot be written.
+func (a *Autotune) Check(tcp, frames bool) error {
+	if err := a.Objective.Check(tcp, frames); err != nil {
+		return badinput.Errorf("%v", err)
+	}
+	for _, p := range []string{a.ProfileFile, a.OverlayFile} {
+		if err := atomicfile.CanWrite(p); err != nil {
+			return badinput.Errorf("%v", err)
+		}
+	}
+	if a.OverlayFile == "" {
+		return nil
+	}
+	if a.Knob != "rings.rx" && a.Knob != "rings.tx" {
+		return badinput.Errorf("--write-overlay: the GEM's overlay carries ring depths only (rings.rx, rings.tx), not %s", a.Knob)
+	}
+	_, err := RingOverlay(a.Board, a.GEM, a.Knob, "64")
+	return err
+}
+
+// Pick picks the best point of the sweep, says why the others lost and what was written.
+func (a *Autotune) Pick(res *curve.Result, progress io.Writer) (*Pick, error) {
+	best, why, err := a.Objective.Pick(res)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range why {
+		fmt.Fprintln(progress, "  not "+w)
+	}
+	fmt.Fprintf(progress, "best for %s: %s\n", a.Objective.Goal, res.PointLine(*best))
+	if a.ProfileFile != "" {
+		y, err := ProfileYAML(res, best, a.Objective)
+		if err == nil {
+			err = atomicfile.Write(a.ProfileFile, y, 0o644)
+		}
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(progress, "wrote %s: linerate tune %s --profile %s\n", a.ProfileFile, a.Iface, a.ProfileFile)
+	}
+	if a.OverlayFile != "" {
+		ov, err := RingOverlay(a.Board, a.GEM, a.Knob, best.Value)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := ov.WriteFile(a.OverlayFile); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(progress, "wrote %s: %s\n", a.OverlayFile, ov.Describe())
+	}
+	return &Pick{Sweep: res, Objective: a.Objective.Goal, Best: best, Rejected: why}, nil
+}
+
+// Ended says how a sweep ended, as an error for the command's exit status: cut short
+// (a signal), or without one value measured.
+func Ended(r *curve.Result) error {
+	if r.Interrupted {
+		return errors.New("interrupted")
+	}
+	for _, p := range r.Points {
+		if p.Error == "" {
+			return nil
+		}
+	}
+	if len(r.Points) > 0 {
+		return fmt.Errorf("no value of %s could be measured: %s", r.Knob, r.Points[0].Error)
+	}
+	return nil
 }

@@ -7,14 +7,20 @@
 package experiment
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/zynqnet/linerate/curve"
+	"github.com/zynqnet/linerate/internal/atomicfile"
+	"github.com/zynqnet/linerate/tune"
 )
 
 // Meter measures the port once at the present setting.
@@ -176,4 +182,56 @@ func limitValues(vs []string) ([]string, error) {
 		return nil, fmt.Errorf("--values: %d values, at most 64 in one sweep", len(vs))
 	}
 	return vs, nil
+}
+
+// Job is a sweep as a command line asks for it: the sweep, the tune state it goes
+// through, where its progress goes and the files it leaves (CSV, SVG).
+type Job struct {
+	Sweep
+	StateDir, API  string
+	CarrierTimeout time.Duration
+	// Duration is one measurement's, for the header line.
+	Duration time.Duration
+	CSV, SVG string
+	Progress io.Writer
+}
+
+// Run opens the tuner (the interface's lock, a journal of the sweep's own), sweeps with
+// a line per point on Progress, and writes the CSV and the SVG of what was measured,
+// also when the sweep was cut short.
+func (j *Job) Run(ctx context.Context) (*curve.Result, error) {
+	t, err := OpenTuner(j.Iface, j.StateDir, j.API, j.CarrierTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	j.Setter = t
+	head := &curve.Result{Knob: j.Knob, Columns: j.Columns()}
+	fmt.Fprintf(j.Progress, "sweep %s %s over %d values, %v a measurement\n", j.Iface, j.Knob, len(j.Values), j.Duration)
+	j.Sweep.Progress = func(p curve.Point) { fmt.Fprintln(j.Progress, "  "+head.PointLine(p)) }
+	res, err := j.Sweep.Run(ctx)
+	if res == nil {
+		return nil, err
+	}
+	for _, o := range []struct {
+		path  string
+		write func(io.Writer) error
+	}{{j.CSV, res.WriteCSV}, {j.SVG, res.WriteSVG}} {
+		var b bytes.Buffer
+		if o.path != "" && o.write(&b) == nil {
+			err = errors.Join(err, atomicfile.Write(o.path, b.Bytes(), 0o644))
+		}
+	}
+	return res, err
+}
+
+// KnobValues are a sweep's values of knob (as ParseValues reads them), each checked by
+// tune's knob registry and given as a profile holds it: the one check a sweep's values
+// get, from the command line or a plan.
+func KnobValues(knob, values string) ([]string, error) {
+	vs, err := ParseValues(values)
+	if err != nil {
+		return nil, err
+	}
+	return tune.CheckSettings(knob, vs)
 }

@@ -1,6 +1,7 @@
 package nic
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -449,4 +450,21 @@ func groupIdle(cs []CPUIdle) []string {
 		out = append(out, "cpu "+strings.Join(s, ",")+": "+k)
 	}
 	return out
+}
+
+// WriteAll writes interfaces as show prints them: text, a blank line between, or with
+// asJSON an indented JSON array.
+func WriteAll(w io.Writer, ifcs []*Interface, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(ifcs)
+	}
+	for i, ifc := range ifcs {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		WriteText(w, ifc)
+	}
+	return nil
 }

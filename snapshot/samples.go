@@ -106,3 +106,49 @@ func OpenLast(p string) (root string, cleanup func(), err error) {
 	}
 	return filepath.Join(dir, m.Samples[len(m.Samples)-1]), cleanup, nil
 }
+
+// Source is where two samples of some interfaces come from: a snapshot archive (From),
+// a captured tree (Root: one sample, no rates), or the live system, Interval apart.
+type Source struct {
+	From, Root, API string
+	Interval        time.Duration
+}
+
+// Read takes the two samples of the interfaces (none: every one there is) and the time
+// between them.
+func (s Source) Read(ctx context.Context, ifaces []string) (before, after *nic.Sample, interval time.Duration, err error) {
+	switch {
+	case s.From != "":
+		return Samples(s.From, ifaces)
+	case s.Root != "":
+		r, closeFn, err := nic.Open(s.Root, s.API)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		defer closeFn()
+		after, err = r.Sample(ifaces...)
+		return after, after, 0, err
+	}
+	before, after, err = nic.SampleLive(ctx, s.API, s.Interval, ifaces, nil)
+	return before, after, s.Interval, err
+}
+
+// Interfaces reads the interfaces (none: every one but loopback) as they are now: from
+// the snapshot's second sample, a captured tree, or the live system.
+func (s Source) Interfaces(ifaces []string) ([]*nic.Interface, error) {
+	root := s.Root
+	if s.From != "" {
+		r, cleanup, err := OpenLast(s.From)
+		if err != nil {
+			return nil, err
+		}
+		defer cleanup()
+		root = r
+	}
+	r, closeFn, err := nic.Open(root, s.API)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	return r.Read(ifaces...)
+}

@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"context"
 	"os"
 	"strings"
 	"time"
@@ -45,4 +46,61 @@ func StoreAt(dir string) Store {
 		dir = DefaultStateDir()
 	}
 	return Store{Dir: dir}
+}
+
+// Job is one tune or revert of an interface, as the command line and a plan's step ask
+// for it: the state directory, the system (live, or a captured tree under Root), and how
+// long to wait for the carrier and for the interface's lock.
+type Job struct {
+	Iface, StateDir, Root, API string
+	CarrierTimeout, LockWait   time.Duration
+	// BeforeWrite is the fault-injection hook of the tests (System.BeforeWrite).
+	BeforeWrite func(k Knob, n int) error
+}
+
+// Tune reads the knobs the profile touches, plans and, unless dryRun, applies the plan
+// as one transaction, all under the interface's lock: another tune's half-applied values
+// are never taken for what the user had. Result.Err is why the transaction did not go
+// through (every knob then restored); the error is why there was no plan at all.
+func (j Job) Tune(ctx context.Context, p *Profile, dryRun bool) (*Result, error) {
+	store := StoreAt(j.StateDir)
+	lock, err := store.Acquire(j.Iface, j.LockWait)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	sys, r, closeFn, err := Open(j.Root, j.API, j.CarrierTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	sys.BeforeWrite = j.BeforeWrite
+	plan, err := ReadState(sys, r, j.Iface, p)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Plan: plan, DryRun: dryRun}
+	if !dryRun {
+		res.Err = Apply(ctx, sys, store, plan)
+		if res.Err == nil && len(plan.Changes) > 0 {
+			res.Journal = store.Path(j.Iface)
+		}
+	}
+	return res, nil
+}
+
+// Revert gives the interface back every knob of its journal, under its lock.
+func (j Job) Revert(ctx context.Context) (*Journal, error) {
+	sys, _, closeFn, err := Open(j.Root, j.API, j.CarrierTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	store := StoreAt(j.StateDir)
+	lock, err := store.Acquire(j.Iface, j.LockWait)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	return Revert(ctx, sys, store, j.Iface)
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/zynqnet/linerate/experiment"
 	"github.com/zynqnet/linerate/netperf/frames"
 	"github.com/zynqnet/linerate/plan"
-	"github.com/zynqnet/linerate/tune"
 )
 
 // Sweep measures the port at each value of one tune knob (as linerate sweep's --values),
@@ -42,12 +41,9 @@ func (s *Sweep) Check(p *plan.Plan) error {
 	if s.Knob == "" || s.Values == "" {
 		return fmt.Errorf("sweep step needs knob and values (64..8192, or V1,V2,...)")
 	}
-	vs, err := experiment.ParseValues(s.Values)
-	if err != nil {
+	var err error
+	if s.values, err = experiment.KnobValues(s.Knob, s.Values); err != nil {
 		return fmt.Errorf("values: %v", strings.TrimPrefix(err.Error(), "--values "))
-	}
-	if s.values, err = tune.CheckSettings(s.Knob, vs); err != nil {
-		return err
 	}
 	if len(s.Measure) == 0 {
 		s.Measure = []string{"tcp"}

@@ -50,39 +50,24 @@ func (s *Tune) Run(ctx context.Context, e Env) (Outcome, error) {
 }
 
 func (e Env) applyProfile(ctx context.Context, p *tune.Profile) (*tune.Plan, error) {
-	store := tune.StoreAt(e.StateDir)
-	lock, err := store.Acquire(e.Iface, 10*time.Second)
+	res, err := e.tuneJob(e.Iface).Tune(ctx, p, false)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Release()
-	sys, rd, closeFn, err := tune.Open("", e.API, 15*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	defer closeFn()
-	plan, err := tune.ReadState(sys, rd, e.Iface, p)
-	if err != nil {
-		return nil, err
-	}
-	return plan, tune.Apply(ctx, sys, store, plan)
+	return res.Plan, res.Err
+}
+
+// tuneJob is a tune or revert of iface on the live system, with the run's state directory.
+func (r *run) tuneJob(iface string) tune.Job {
+	return tune.Job{Iface: iface, StateDir: r.StateDir, API: r.API, CarrierTimeout: 15 * time.Second, LockWait: 10 * time.Second}
 }
 
 // revert gives the port back what it had before the tune step, whatever ctx the run had
 // left: a revert is never cut short.
 func (r *run) revert(iface string) error {
-	store := tune.StoreAt(r.StateDir)
-	lock, err := store.Acquire(iface, 30*time.Second)
-	if err != nil {
-		return err
-	}
-	defer lock.Release()
-	sys, _, closeFn, err := tune.Open("", r.API, 15*time.Second)
-	if err != nil {
-		return err
-	}
-	defer closeFn()
-	_, err = tune.Revert(context.Background(), sys, store, iface)
+	j := r.tuneJob(iface)
+	j.LockWait = 30 * time.Second
+	_, err := j.Revert(context.Background())
 	return err
 }
 

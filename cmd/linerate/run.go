@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
-	"strings"
 
 	"github.com/zynqnet/linerate/board"
 	"github.com/zynqnet/linerate/internal/badinput"
@@ -15,17 +13,9 @@ import (
 	"github.com/zynqnet/linerate/internal/printable"
 )
 
-// errUsage marks a usage error: the subcommand's usage is printed and linerate exits 2.
-var errUsage = cli.ErrUsage
-
-// usageError wraps errUsage with what was wrong.
+// usageError is a usage error saying what was wrong (exit 2, the command's name and
+// where its usage is).
 func usageError(format string, a ...any) error { return cli.Usagef(format, a...) }
-
-// parseFlags parses flags that may stand before, between or after positional arguments.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) { return cli.Parse(fs, args) }
-
-// flagGiven reports whether the flag was set on the command line.
-func flagGiven(fs *flag.FlagSet, name string) bool { return cli.Given(fs, name) }
 
 // writeJSON writes v as indented JSON.
 func writeJSON(w io.Writer, v any) error { return cli.WriteJSON(w, v) }
@@ -58,44 +48,14 @@ func exitCode(err error) int {
 	return 1
 }
 
-// command is one subcommand.
-type command struct {
-	name    string
-	summary string
-	usage   string
-	run     func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
-}
-
-func commands() []command {
-	cs := []command{
-		showCommand(),
-		doctorCommand(),
-		snapshotCommand(),
-		tuneCommand(),
-		revertCommand(),
-		profileCommand(),
-		dtsCommand(),
-		boardCommand(),
-	}
-	cs = append(cs, genCommands()...)
-	return append(cs, iperf3Command(), sweepCommand(), autotuneCommand(), compareCommand(), validateCommand(), stationCommand(), versionCommand())
-}
-
-const topUsage = `linerate brings a Zynq board's Ethernet to line rate and proves it.
-
-Usage: linerate COMMAND [ARGS]
-
-Commands:
-%s
-Run 'linerate COMMAND --help' for a command's flags.
-`
-
-func printTopUsage(w io.Writer) {
-	var b strings.Builder
-	for _, c := range commands() {
-		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintf(w, topUsage, b.String())
+// app is linerate's command line: every command described once; its help, completion
+// and manual pages come from these descriptions and the commands' flag sets.
+func app() *cli.App {
+	return &cli.App{Prog: "linerate", About: "linerate brings a Zynq board's Ethernet to line rate and proves it.", Commands: []*cli.Command{
+		showCommand(), doctorCommand(), snapshotCommand(), tuneCommand(), revertCommand(), profileCommand(), dtsCommand(),
+		boardCommand(), genCommand(), sinkCommand(), reflectCommand(), rfc2544Command(), iperf3Command(), sweepCommand(),
+		autotuneCommand(), compareCommand(), validateCommand(), stationCommand(), versionCommand(), helpCommand(), completionCommand(),
+	}}
 }
 
 // run is the whole CLI; main only maps its error to an exit code. Tests call it directly.
@@ -109,54 +69,24 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	defer flushOut()
 	stderr, flushErr := console.ForTerminal(stderr, true, false)
 	defer flushErr()
-	stdout, stderr = printable.Writer(stdout), printable.Writer(stderr)
-	if len(args) == 0 {
-		if t := board.ReadTester("/"); t.OnTester() {
-			// At the tester image's console: what an operator runs, ready to type.
-			prof := "throughput"
-			if b := board.Detect(board.ReadIdentity("/").Compatible); b != nil {
-				prof = b.Name
-			}
-			t.WriteOperatorList(stdout, prof)
-			return nil
+	std := cli.IO{Stdin: stdin, Stdout: printable.Writer(stdout), Stderr: printable.Writer(stderr)}
+	return app().Main(ctx, args, std, func() bool {
+		t := board.ReadTester("/")
+		if !t.OnTester() {
+			return false
 		}
-		printTopUsage(stderr)
-		return usageError("no command given")
-	}
-	switch args[0] {
-	case "-h", "--help", "help":
-		printTopUsage(stdout)
-		return nil
-	case "-v", "--version":
-		args = []string{"version"}
-	}
-	for _, c := range commands() {
-		if c.name != args[0] {
-			continue
+		// At the tester image's console: what an operator runs, ready to type.
+		prof := "throughput"
+		if b := board.Detect(board.ReadIdentity("/").Compatible); b != nil {
+			prof = b.Name
 		}
-		err := c.run(ctx, args[1:], stdin, stdout, stderr)
-		switch {
-		case errors.Is(err, flag.ErrHelp):
-			fmt.Fprint(stdout, c.usage)
-			return nil
-		case err == nil:
-		case errors.As(err, new(*cli.Reported)):
-			// The command said it in its own words.
-		case badinput.Is(err):
-			// One line naming the input and what to do, then where the usage is.
-			msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
-			fmt.Fprintf(stderr, "linerate %s: %s\nRun 'linerate %s --help' for its usage.\n", c.name, msg, c.name)
-		default:
-			fmt.Fprintf(stderr, "linerate %s: %v\n", c.name, err)
-		}
-		return err
-	}
-	fmt.Fprintf(stderr, "linerate: unknown command %q\nRun 'linerate --help' for the commands.\n", args[0])
-	return usageError("unknown command %q", args[0])
+		t.WriteOperatorList(std.Stdout, prof)
+		return true
+	})
 }
 
 // machineOutput reports whether the command writes for a program (JSON, YAML, shell
-// assignments), which wrapping would break.
+// assignments, completion scripts), which wrapping would break.
 func machineOutput(args []string) bool {
 	for _, a := range args {
 		switch a {
@@ -164,5 +94,24 @@ func machineOutput(args []string) bool {
 			return true
 		}
 	}
-	return len(args) >= 2 && args[0] == "profile" && args[1] == "show"
+	return len(args) >= 2 && (args[0] == "profile" && args[1] == "show" || args[0] == "completion" || args[0] == "help" && args[1] == "--man")
+}
+
+// flagGiven reports whether the flag was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool { return cli.Given(fs, name) }
+
+// one checks a command's positional arguments: exactly one, named what.
+func one(pos []string, what string) (string, error) {
+	if len(pos) != 1 {
+		return "", usageError("want exactly one %s, have %d", what, len(pos))
+	}
+	return pos[0], nil
+}
+
+// none checks that a command was given no positional argument.
+func none(pos []string) error {
+	if len(pos) > 0 {
+		return usageError("unexpected argument %q", pos[0])
+	}
+	return nil
 }

@@ -2,99 +2,49 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
-	"fmt"
 	"io"
 
+	"github.com/zynqnet/linerate/internal/cli"
 	"github.com/zynqnet/linerate/nic"
 	"github.com/zynqnet/linerate/snapshot"
 )
 
-const showUsage = `Usage: linerate show [IFACE...] [--json] [--root DIR] [--ethtool-api auto|netlink|ioctl]
-
-Reads everything that decides an interface's throughput: driver, link, MTU and flags,
-channels, rings, coalescing, pause, offloads, counters, queues with RPS/XPS, IRQs with
-their per-CPU counts and affinity, NAPI knobs, network sysctls, CPU power states, PCIe
-link and the device tree. Without IFACE: every interface but loopback.
-
-Flags:
-  --json               print a JSON array, one object per interface
-  --root DIR           read a captured tree (DIR/sys, DIR/proc and DIR/linerate/kernel.json)
-                       instead of this machine
-  --from FILE          read a snapshot archive ('linerate snapshot'; its second sample)
-  --ethtool-api API    auto (netlink, ioctl where netlink lacks a message), netlink, or
-                       ioctl (the path kernels before 5.6 take)
-`
-
-// showConfig is what one show call asks for.
-type showConfig struct {
-	json   bool
-	root   string
-	from   string
-	api    string
-	ifaces []string
+// apiFlag is --ethtool-api, which every command that reads a port takes.
+func apiFlag(fs *flag.FlagSet) *string {
+	return cli.Choice(fs, "ethtool-api", nic.APIAuto, "how ethtool's answers are read: auto (netlink, the ioctl where netlink lacks a message), netlink, or ioctl (the path kernels before 5.6 take)",
+		nic.APIAuto, nic.APINetlink, nic.APIIoctl)
 }
 
-func showCommand() command {
-	return command{
-		name:    "show",
-		summary: "read everything that decides an interface's throughput",
-		usage:   showUsage,
-		run: func(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
-			var c showConfig
-			fs := flag.NewFlagSet("show", flag.ContinueOnError)
-			fs.BoolVar(&c.json, "json", false, "")
-			fs.StringVar(&c.root, "root", "", "")
-			fs.StringVar(&c.from, "from", "", "")
-			fs.StringVar(&c.api, "ethtool-api", nic.APIAuto, "")
-			pos, err := parseFlags(fs, args)
-			if err != nil {
-				return err
+func showCommand() *cli.Command {
+	return &cli.Command{
+		Name: "show", Summary: "read everything that decides an interface's throughput",
+		Usage: []string{"show [IFACE...] [--json] [--root DIR | --from FILE]"},
+		About: `Reads everything that decides an interface's throughput: driver, link, MTU and flags,
+channels, rings, coalescing, pause, offloads, counters, queues with RPS/XPS, IRQs with
+their per-CPU counts and affinity, NAPI knobs, network sysctls, CPU power states, PCIe
+link and the device tree. Without IFACE: every interface but loopback.`,
+		Examples: []cli.Example{cli.Ex("show eth0", "the port as text, for a person"), cli.Ex("show eth0 --json", "the same as JSON, for a program"),
+			cli.Ex("show --from board.tar.gz", "what a board had, from its snapshot")},
+		Flags: func(fs *flag.FlagSet) cli.Run {
+			asJSON := fs.Bool("json", false, "print a JSON array, one object per interface")
+			root := fs.String("root", "", "read a captured tree (`DIR`/sys, DIR/proc and DIR/linerate/kernel.json) instead of this machine")
+			from := fs.String("from", "", "read a snapshot archive `FILE` ('linerate snapshot'; its second sample)")
+			api := apiFlag(fs)
+			return func(ctx context.Context, pos []string, std cli.IO) error {
+				if *from != "" && *root != "" {
+					return usageError("--from and --root exclude each other")
+				}
+				return show(std.Stdout, pos, *root, *from, *api, *asJSON)
 			}
-			c.ifaces = pos
-			if c.from != "" && c.root != "" {
-				return usageError("--from and --root exclude each other")
-			}
-			switch c.api {
-			case nic.APIAuto, nic.APINetlink, nic.APIIoctl:
-			default:
-				return usageError("--ethtool-api %q: want auto, netlink or ioctl", c.api)
-			}
-			return c.run(stdout)
 		},
 	}
 }
 
-func (c *showConfig) run(stdout io.Writer) error {
-	root := c.root
-	if c.from != "" {
-		r, cleanup, err := snapshot.OpenLast(c.from)
-		if err != nil {
-			return err
-		}
-		defer cleanup()
-		root = r
-	}
-	r, closeFn, err := nic.Open(root, c.api)
+func show(stdout io.Writer, ifaces []string, root, from, api string, asJSON bool) error {
+	ifcs, err := snapshot.Source{From: from, Root: root, API: api}.Interfaces(ifaces)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
-	ifcs, err := r.Read(c.ifaces...)
-	if err != nil {
-		return err
-	}
-	if c.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(ifcs)
-	}
-	for i, ifc := range ifcs {
-		if i > 0 {
-			fmt.Fprintln(stdout)
-		}
-		nic.WriteText(stdout, ifc)
-	}
-	return nil
+	return nic.WriteAll(stdout, ifcs, asJSON)
 }

@@ -6,12 +6,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"log"
-	"net"
-	"strconv"
 	"time"
 
+	"github.com/zynqnet/linerate/internal/cli"
 	"github.com/zynqnet/linerate/netperf/engine"
 	"github.com/zynqnet/linerate/netperf/iperf3"
 	"github.com/zynqnet/linerate/station"
@@ -21,12 +19,12 @@ import (
 // The station runs on the line's PC (amd64); the board images (arm, arm64) are built
 // without it, so its HTTP, store and metrics code never weighs on them.
 
-const stationUsage = `Usage: linerate station [--listen ADDR:PORT] [--data DIR] [--iperf3 ADDR:PORT|off]
-                        [--reflect IFACE] [--tokens FILE] [--read-tokens FILE]
-                        [--tls-cert FILE --tls-key FILE] [--db postgres://...] [--duration D]
-
-The line's station: receives the boards' validate reports (POST /api/reports), checks
-them and stores them durably (DIR/station.db), and serves
+func stationCommand() *cli.Command {
+	return &cli.Command{
+		Name: "station", Summary: "the line's station: reports, page, metrics, iperf3 server, reflector",
+		Usage: []string{"station [--listen ADDR:PORT] [--data DIR | --db postgres://...] [--iperf3 ADDR:PORT|off] [--reflect IFACE]"},
+		About: `The line's station: receives the boards' validate reports (POST /api/reports), checks
+them and stores them durably, and serves
   /                          the boards with verdicts and key figures, filterable, and a
                              chart of throughput per board type over time
   /api/reports               the reports as JSON (?board=, ?verdict=, ?q=)
@@ -34,55 +32,31 @@ them and stores them durably (DIR/station.db), and serves
                              /api/reports/ID/sweep/STEP.svg the chart of a sweep step
   /metrics                   Prometheus metrics (boards tested, step results, throughput)
 It also runs the iperf3 server and the frame reflector the plans point at, so one
-command sets up a station. It runs until stopped (Ctrl-C, SIGTERM) or --duration.
-
-Flags:
-  --listen ADDR:PORT   HTTP (default :8080)
-  --data DIR           where the store lives (default /var/lib/linerate-station)
-  --db URL             store in PostgreSQL instead (postgres://USER@HOST/DB, or
-                       key=value settings): the stations of a line on one database
-                       share one history; the station creates and migrates its tables
-  --iperf3 ADDR:PORT   the iperf3 server (default :5201; off for none)
-  --reflect IFACE      reflect the boards' test frames on this port (default: none)
-  --tokens FILE        POST takes only these bearer tokens: lines "TOKEN NAME" ('#'
-                       comments); a report records its token's name and the address
-                       it came from. Without it anyone on the network may post.
-  --read-tokens FILE   the page and the API need one of these tokens (or a --tokens one)
-  --tls-cert FILE, --tls-key FILE   serve https with this certificate and key (PEM);
-                       the boards check it with validate --station-ca
-  --duration D         stop after D (default: run until stopped)
-`
-
-func stationCommand() command {
-	return command{
-		name:    "station",
-		summary: "the line's station: reports, page, metrics, iperf3 server, reflector",
-		usage:   stationUsage,
-		run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-			fs := flag.NewFlagSet("station", flag.ContinueOnError)
+command sets up a station. It runs until stopped (Ctrl-C, SIGTERM) or --duration.`,
+		Examples: []cli.Example{cli.Ex("station --tokens /etc/linerate/tokens --reflect eth1", "a locked-down station that also reflects frames on eth1"),
+			cli.Ex("station --db postgres://linerate@db/line --listen 10.0.0.1:8080", "one of several stations sharing a PostgreSQL database")},
+		Flags: func(fs *flag.FlagSet) cli.Run {
 			c := station.Config{}
-			fs.StringVar(&c.Listen, "listen", ":8080", "")
-			fs.StringVar(&c.Data, "data", "/var/lib/linerate-station", "")
-			ip3 := fs.String("iperf3", ":5201", "")
-			reflect := fs.String("reflect", "", "")
-			duration := fs.Duration("duration", 0, "")
-			fs.StringVar(&c.Tokens, "tokens", "", "")
-			fs.StringVar(&c.ReadTokens, "read-tokens", "", "")
-			fs.StringVar(&c.DB, "db", "", "")
-			fs.StringVar(&c.TLSCert, "tls-cert", "", "")
-			fs.StringVar(&c.TLSKey, "tls-key", "", "")
-			pos, err := parseFlags(fs, args)
-			if err != nil {
-				return err
+			fs.StringVar(&c.Listen, "listen", ":8080", "HTTP address `ADDR:PORT`")
+			fs.StringVar(&c.Data, "data", "/var/lib/linerate-station", "where the bbolt store lives: `DIR`")
+			ip3 := fs.String("iperf3", ":5201", "the iperf3 server's `ADDR:PORT`, or off")
+			reflect := fs.String("reflect", "", "reflect the boards' test frames on this `IFACE` (default: none)")
+			duration := fs.Duration("duration", 0, "stop after this long (default: run until stopped)")
+			fs.StringVar(&c.Tokens, "tokens", "", "POST takes only the bearer tokens in `FILE` (lines \"TOKEN NAME\", '#' comments); a report records its token's name and the address it came from; without it anyone on the network may post")
+			fs.StringVar(&c.ReadTokens, "read-tokens", "", "the page and the API need one of the tokens in `FILE` (or a --tokens one)")
+			fs.StringVar(&c.DB, "db", "", "store in PostgreSQL instead (`URL`: postgres://USER@HOST/DB, or key=value settings): the stations of a line on one database share one history; the station creates and migrates its tables")
+			fs.StringVar(&c.TLSCert, "tls-cert", "", "serve https with this certificate `FILE` (PEM), with --tls-key; the boards check it with validate --station-ca")
+			fs.StringVar(&c.TLSKey, "tls-key", "", "the private key `FILE` (PEM) of --tls-cert")
+			return func(ctx context.Context, pos []string, std cli.IO) error {
+				if err := none(pos); err != nil {
+					return err
+				}
+				if *duration < 0 {
+					return usageError("--duration %v: want a positive duration, or none", *duration)
+				}
+				c.Log = log.New(std.Stderr, "station: ", log.LstdFlags)
+				return runStation(ctx, c, *ip3, *reflect, *duration)
 			}
-			if len(pos) > 0 {
-				return usageError("unexpected argument %q", pos[0])
-			}
-			if *duration < 0 {
-				return usageError("--duration %v: want a positive duration, or none", *duration)
-			}
-			c.Log = log.New(stderr, "station: ", log.LstdFlags)
-			return runStation(ctx, c, *ip3, *reflect, *duration)
 		},
 	}
 }
@@ -97,12 +71,11 @@ func runStation(ctx context.Context, c station.Config, ip3, reflect string, dura
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	if ip3 != "off" && ip3 != "" {
-		host, port, err := net.SplitHostPort(ip3)
-		p, perr := strconv.Atoi(port)
-		if err != nil || perr != nil || p < 1 || p > 65535 {
-			return usageError("--iperf3 %q: want ADDR:PORT, :5201, or off", ip3)
+		host, port, err := iperf3.ParseListen(ip3)
+		if err != nil {
+			return usageError("--iperf3 %v, or off", err)
 		}
-		s := &iperf3.Server{Addr: host, Port: p, Version: version, Log: c.Log}
+		s := &iperf3.Server{Addr: host, Port: port, Version: version, Log: c.Log}
 		g.Go(func() error { return quiet(ctx, "iperf3 server", s.ListenAndServe(ctx)) })
 		c.Log.Printf("iperf3 server on %s", ip3)
 	}

@@ -250,7 +250,7 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"sweep", "a0", "--knob", "mtu", "--values", "1500", "--iperf3", "h", "--direction", "sideways"}, "--direction"},
 		{[]string{"autotune", "a0", "--knob", "mtu", "--values", "1500", "--iperf3", "h", "--objective", "latency"}, "needs frames through a reflector"},
 		{[]string{"autotune", "a0", "--knob", "mtu", "--values", "1500", "--iperf3", "h", "--write-overlay", "x.dtbo"}, "ring depths only"},
-		{[]string{"autotune", "a0", "--knob", "rings.rx", "--values", "512", "--iperf3", "h", "--max-p99-us", "-1", "--reflector", "02:00:00:00:00:01"}, "--max-p99-us -1"},
+		{[]string{"autotune", "a0", "--knob", "rings.rx", "--values", "512", "--iperf3", "h", "--max-p99-us", "-1", "--reflector", "02:00:00:00:00:01"}, `--max-p99-us "-1"`},
 		{[]string{"compare", "a0", "--iperf3", "h"}, "give --profile"},
 		{[]string{"compare", "a0", "--iperf3", "h", "--profile", "no-such"}, "profile"},
 	} {

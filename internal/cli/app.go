@@ -1,10 +1,19 @@
 package cli
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/zynqnet/linerate/internal/atomicfile"
+	"github.com/zynqnet/linerate/internal/badinput"
 )
 
 // App is a program's commands.
@@ -22,6 +31,78 @@ func (a *App) Command(name string) *Command {
 		}
 	}
 	return nil
+}
+
+// Main is the whole command line: the command args name, run, and its error told in one
+// line that names the command and where its usage is (a usage error or bad input), or
+// as it is. alone runs when no command is given; when it did nothing, the commands are
+// listed and that is a usage error.
+func (a *App) Main(ctx context.Context, args []string, std IO, alone func() bool) error {
+	if len(args) == 0 {
+		if alone != nil && alone() {
+			return nil
+		}
+		io.WriteString(std.Stderr, a.Help())
+		return Usagef("no command given")
+	}
+	switch args[0] {
+	case "-h", "--help":
+		_, err := io.WriteString(std.Stdout, a.Help())
+		return err
+	case "-v", "--version":
+		args = []string{"version"}
+	}
+	c := a.Command(args[0])
+	if c == nil {
+		fmt.Fprintf(std.Stderr, "%s: unknown command %q\nRun '%s --help' for the commands.\n", a.Prog, args[0], a.Prog)
+		return Usagef("unknown command %q", args[0])
+	}
+	err := a.Run(ctx, c, args[1:], std)
+	switch {
+	case err == nil:
+	case errors.As(err, new(*Reported)):
+		// The command said it in its own words.
+	case badinput.Is(err):
+		msg := strings.TrimPrefix(err.Error(), ErrUsage.Error()+": ")
+		fmt.Fprintf(std.Stderr, "%s %s: %s\nRun '%s %s --help' for its usage.\n", a.Prog, c.Name, msg, a.Prog, c.Name)
+	default:
+		fmt.Fprintf(std.Stderr, "%s %s: %v\n", a.Prog, c.Name, err)
+	}
+	return err
+}
+
+// Run runs a command (or the subcommand args name) with its flags parsed; --help prints
+// the help its description and flags make.
+func (a *App) Run(ctx context.Context, c *Command, args []string, std IO) error {
+	if len(c.Subs) > 0 {
+		var names []string
+		for _, s := range c.Subs {
+			names = append(names, s.Name)
+		}
+		switch {
+		case len(args) == 0:
+			return Usagef("give %s", strings.Join(names, ", "))
+		case args[0] == "-h" || args[0] == "--help" || args[0] == "help":
+			_, err := io.WriteString(std.Stdout, c.Help(a.Prog))
+			return err
+		case c.Sub(args[0]) == nil:
+			return Usagef("unknown %s command %q: give %s", c.Name, args[0], strings.Join(names, ", "))
+		}
+		c, args = c.Sub(args[0]), args[1:]
+	}
+	if c.Own != nil {
+		return c.Own(ctx, args, std)
+	}
+	fs, run := c.FlagSet()
+	pos, err := Parse(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		_, err = io.WriteString(std.Stdout, c.Help(a.Prog))
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	return run(ctx, pos, std)
 }
 
 // Help lists the commands.
@@ -224,6 +305,20 @@ func (a *App) ManPages(version string, date time.Time) map[string][]byte {
 		out[name+".1"] = []byte(b.String())
 	})
 	return out
+}
+
+// WriteManPages writes every manual page into dir (made) and returns how many.
+func (a *App) WriteManPages(dir, version string, date time.Time) (int, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	pages := a.ManPages(version, date)
+	for n, b := range pages {
+		if err := atomicfile.Write(filepath.Join(dir, n), b, 0o644); err != nil {
+			return 0, err
+		}
+	}
+	return len(pages), nil
 }
 
 func manHead(b *strings.Builder, title, name, summary, version, date string) {

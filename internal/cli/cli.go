@@ -6,9 +6,13 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -118,3 +122,81 @@ type Reported struct {
 
 func (e *Reported) Error() string { return e.Err.Error() }
 func (e *Reported) Unwrap() error { return e.Err }
+
+// FlagLine is the flags given on the command line, as they would be typed again.
+func FlagLine(fs *flag.FlagSet) string {
+	var parts []string
+	fs.Visit(func(f *flag.Flag) {
+		if isBool(f) {
+			parts = append(parts, dashed(f.Name))
+			return
+		}
+		parts = append(parts, dashed(f.Name)+" "+f.Value.String())
+	})
+	return strings.Join(parts, " ")
+}
+
+// OptFloat is a float flag that stays nil until it is given: a constraint that is there
+// or not. It takes numbers of 0 or more.
+type OptFloat struct{ P **float64 }
+
+func (o OptFloat) String() string {
+	if o.P == nil || *o.P == nil {
+		return ""
+	}
+	return strconv.FormatFloat(**o.P, 'g', -1, 64)
+}
+
+func (o OptFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return errors.New("want a number, 0 or more")
+	}
+	*o.P = &v
+	return nil
+}
+
+// MAC is an Ethernet address flag (six bytes).
+type MAC struct{ P *net.HardwareAddr }
+
+func (m MAC) String() string {
+	if m.P == nil || *m.P == nil {
+		return ""
+	}
+	return m.P.String()
+}
+
+func (m MAC) Set(s string) error {
+	hw, err := net.ParseMAC(s)
+	if err != nil || len(hw) != 6 {
+		return errors.New("want six hex bytes, such as 02:00:00:00:00:0b")
+	}
+	*m.P = hw
+	return nil
+}
+
+// Uint32 is a number flag within Min..Max; Want, when set, says what it takes instead.
+type Uint32 struct {
+	P        *uint32
+	Min, Max uint32
+	Want     string
+}
+
+func (u Uint32) String() string {
+	if u.P == nil {
+		return "0"
+	}
+	return strconv.FormatUint(uint64(*u.P), 10)
+}
+
+func (u Uint32) Set(s string) error {
+	n, err := strconv.ParseUint(s, 10, 32)
+	if err != nil || uint32(n) < u.Min || uint32(n) > u.Max {
+		if u.Want != "" {
+			return errors.New(u.Want)
+		}
+		return fmt.Errorf("want %d..%d", u.Min, u.Max)
+	}
+	*u.P = uint32(n)
+	return nil
+}

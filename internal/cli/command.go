@@ -48,11 +48,14 @@ type Command struct {
 	Hidden bool
 }
 
-// OwnFlag is one option of a command that parses its own arguments.
+// OwnFlag is one option of a command that parses its own arguments. A refused option
+// (one another tool has and this one does not) says why in Refused; it is not offered
+// for completion.
 type OwnFlag struct {
-	Long  string
-	Short rune
-	Help  string
+	Long    string
+	Short   rune
+	Help    string
+	Refused string
 }
 
 // FlagSet is the command's flags, registered, with what runs once they are parsed.
@@ -136,6 +139,9 @@ func (c *Command) Flagged() []FlagDoc {
 	if c.Own != nil {
 		var out []FlagDoc
 		for _, o := range c.OwnFlags {
+			if o.Refused != "" {
+				continue
+			}
 			t := "--" + o.Long
 			if o.Short != 0 {
 				t = fmt.Sprintf("-%c, --%s", o.Short, o.Long)
@@ -160,7 +166,9 @@ func docOf(f *flag.Flag) FlagDoc {
 	}
 	d.Term = dash + f.Name
 	if !isBool(f) {
-		if !strings.Contains(f.Usage, "`") {
+		if ch, ok := f.Value.(*choice); ok && !strings.Contains(f.Usage, "`") {
+			name = strings.Join(ch.options, "|")
+		} else if !strings.Contains(f.Usage, "`") {
 			name = valueName(f)
 		}
 		d.Value = name
@@ -269,3 +277,6 @@ func orList(l []string) string {
 	}
 	return strings.Join(l[:len(l)-1], ", ") + " or " + l[len(l)-1]
 }
+
+// Ex is an example: the command line after the program's name, and what it does.
+func Ex(cmd, what string) Example { return Example{Cmd: cmd, What: what} }

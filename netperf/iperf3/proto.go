@@ -20,6 +20,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"net"
 	"strconv"
 	"time"
 )
@@ -55,6 +56,16 @@ const (
 
 // DefaultPort is iperf3's port.
 const DefaultPort = 5201
+
+// ParseListen reads a server's ADDR:PORT (":5201": every address).
+func ParseListen(s string) (host string, port int, err error) {
+	host, p, err := net.SplitHostPort(s)
+	n, perr := strconv.Atoi(p)
+	if err != nil || perr != nil || n < 1 || n > 65535 {
+		return "", 0, fmt.Errorf("%q: want ADDR:PORT, such as :5201", s)
+	}
+	return host, n, nil
+}
 
 // CookieSize is the cookie's length on the wire: 36 characters and a NUL.
 const CookieSize = 37

@@ -81,33 +81,12 @@ func parse(args []string) (*options, error) {
 	o := &options{port: iperf3.DefaultPort, interval: 1, timeSecs: 10, idle: 30, parallel: 1, rcvTimeout: 120000, skew: 10}
 	set := getopt.New()
 	set.SetProgram("iperf3")
-	// iperf3 3.12's options, as its getopt_long table has them (long name, short).
-	for _, f := range []struct {
-		p     any
-		long  string
-		short rune
-	}{
-		{&o.server, "server", 's'}, {&o.host, "client", 'c'}, {&o.port, "port", 'p'}, {&o.format, "format", 'f'},
-		{&o.interval, "interval", 'i'}, {&o.pidfile, "pidfile", 'I'}, {&o.affinity, "affinity", 'A'}, {&o.bind, "bind", 'B'},
-		{&o.bindDev, "bind-dev", 0}, {&o.verbose, "verbose", 'V'}, {&o.jsonOut, "json", 'J'}, {&o.logfile, "logfile", 0},
-		{&o.forceflush, "forceflush", 0}, {&o.rcvTimeout, "rcv-timeout", 0}, {&o.sndTimeout, "snd-timeout", 0},
-		{&o.version, "version", 'v'}, {&o.help, "help", 'h'}, {&o.daemon, "daemon", 'D'}, {&o.oneOff, "one-off", '1'},
-		{&o.serverLimit, "server-bitrate-limit", 0}, {&o.idle, "idle-timeout", 0}, {&o.udp, "udp", 'u'},
-		{&o.connTimeout, "connect-timeout", 0}, {&o.bitrate, "bitrate", 'b'}, {&o.bitrate, "bandwidth", 0},
-		{&o.pacingTimer, "pacing-timer", 0}, {&o.fqRate, "fq-rate", 0}, {&o.file, "file", 'F'},
-		{&o.username, "username", 0}, {&o.rsaPub, "rsa-public-key-path", 0}, {&o.rsaPriv, "rsa-private-key-path", 0},
-		{&o.users, "authorized-users-path", 0}, {&o.skew, "time-skew-threshold", 0}, {&o.bytesN, "bytes", 'n'},
-		{&o.blocks, "blockcount", 'k'}, {&o.length, "length", 'l'}, {&o.length, "len", 0}, {&o.cport, "cport", 0},
-		{&o.parallel, "parallel", 'P'}, {&o.reverse, "reverse", 'R'}, {&o.bidir, "bidir", 0}, {&o.window, "window", 'w'},
-		{&o.congestion, "congestion", 'C'}, {&o.mss, "set-mss", 'M'}, {&o.noDelay, "no-delay", 'N'}, {&o.v4, "version4", '4'},
-		{&o.v6, "version6", '6'}, {&o.tos, "tos", 'S'}, {&o.dscp, "dscp", 0}, {&o.zeroCopy, "zerocopy", 'Z'},
-		{&o.omit, "omit", 'O'}, {&o.title, "title", 'T'}, {&o.extraData, "extra-data", 0},
-		{&o.serverOutput, "get-server-output", 0}, {&o.c64, "udp-counters-64bit", 0}, {&o.repeating, "repeating-payload", 0},
-		{&o.dontFr, "dont-fragment", 0}, {&o.copyRecv, "copy", 0},
-	} {
-		set.FlagLong(f.p, f.long, f.short)
+	for _, f := range o.table() {
+		if f.p != nil {
+			set.FlagLong(f.p, f.long, f.short)
+		}
 	}
-	timeOpt := set.FlagLong(&o.timeSecs, "time", 't')
+	timeOpt := set.FlagLong(&o.timeSecs, "time", 't') // the table's -t row: Seen() is wanted
 	// Values only attached: --timestamps=%T, -d2.
 	ts := set.FlagLong(&o.timestamps, "timestamps", 0).SetOptional()
 	dbg := set.FlagLong(&o.debug, "debug", 'd').SetOptional()
