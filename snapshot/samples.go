@@ -21,7 +21,7 @@ func Samples(p string, ifaces []string) (before, after *nic.Sample, interval tim
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	defer cleanup()
+	defer func() { err = errors.Join(err, cleanup()) }()
 	if len(ifaces) == 0 {
 		ifaces = m.Interfaces
 	}
@@ -74,8 +74,8 @@ func Check(archive []byte) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	return Extract(bytes.NewReader(archive), dir)
+	m, err := Extract(bytes.NewReader(archive), dir)
+	return m, errors.Join(err, removeAll(dir))
 }
 
 // FromConsole takes the last snapshot a board printed on its serial console (between
@@ -99,7 +99,7 @@ func FromConsole(logFile string) ([]byte, *Manifest, error) {
 
 // OpenLast extracts the archive at p, as Open does, and returns the tree of its last
 // sample, the one show reads.
-func OpenLast(p string) (root string, cleanup func(), err error) {
+func OpenLast(p string) (root string, cleanup func() error, err error) {
 	dir, m, cleanup, err := Open(p)
 	if err != nil {
 		return "", nil, err
@@ -135,14 +135,14 @@ func (s Source) Read(ctx context.Context, ifaces []string) (before, after *nic.S
 
 // Interfaces reads the interfaces (none: every one but loopback) as they are now: from
 // the snapshot's second sample, a captured tree, or the live system.
-func (s Source) Interfaces(ifaces []string) ([]*nic.Interface, error) {
+func (s Source) Interfaces(ifaces []string) (_ []*nic.Interface, err error) {
 	root := s.Root
 	if s.From != "" {
 		r, cleanup, err := OpenLast(s.From)
 		if err != nil {
 			return nil, err
 		}
-		defer cleanup()
+		defer func() { err = errors.Join(err, cleanup()) }()
 		root = r
 	}
 	r, closeFn, err := nic.Open(root, s.API)

@@ -148,8 +148,7 @@ func Extract(r io.Reader, dir string) (*Manifest, error) {
 		return nil, fmt.Errorf("not a gzip'd snapshot: %w", err)
 	}
 	tr := tar.NewReader(gz)
-	var m *Manifest
-	var total int64
+	x := &extractor{root: root, made: map[string]bool{}}
 	for n := 0; ; n++ {
 		hdr, err := tr.Next()
 		if err == io.EOF {
@@ -161,89 +160,138 @@ func Extract(r io.Reader, dir string) (*Manifest, error) {
 		if n >= MaxEntries {
 			return nil, fmt.Errorf("more than %d entries", MaxEntries)
 		}
-		name := strings.TrimSuffix(hdr.Name, "/")
-		if !filepath.IsLocal(name) || strings.ContainsRune(name, 0) {
-			return nil, fmt.Errorf("entry %q: not a local path", hdr.Name)
-		}
-		if name == "manifest.json" {
-			if m != nil {
-				return nil, errors.New("two manifests")
-			}
-			if hdr.Size > 1<<20 {
-				return nil, errors.New("manifest larger than 1 MiB")
-			}
-			b, err := io.ReadAll(io.LimitReader(tr, 1<<20))
-			if err != nil {
-				return nil, fmt.Errorf("manifest: %w", err)
-			}
-			if m, err = parseManifest(b); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if m == nil {
-			return nil, errors.New("manifest.json must come first")
-		}
-		sample, _, _ := strings.Cut(name, "/")
-		if !contains(m.Samples, sample) {
-			return nil, fmt.Errorf("entry %q is outside the samples the manifest lists", hdr.Name)
-		}
-		dst := filepath.FromSlash(name)
-		switch hdr.Typeflag {
-		case tar.TypeDir:
-			if err := root.MkdirAll(dst, 0o755); err != nil {
-				return nil, fmt.Errorf("entry %q: %w", hdr.Name, err)
-			}
-		case tar.TypeReg:
-			if hdr.Size < 0 || hdr.Size > MaxFileBytes {
-				return nil, fmt.Errorf("entry %q: size %d beyond %d", hdr.Name, hdr.Size, MaxFileBytes)
-			}
-			if total += hdr.Size; total > MaxTotal {
-				return nil, fmt.Errorf("more than %d bytes in all", MaxTotal)
-			}
-			if err := root.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return nil, fmt.Errorf("entry %q: %w", hdr.Name, err)
-			}
-			f, err := root.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-			if err != nil {
-				return nil, fmt.Errorf("entry %q: %w", hdr.Name, err)
-			}
-			_, err = io.Copy(f, io.LimitReader(tr, hdr.Size))
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return nil, fmt.Errorf("truncated or corrupt archive: entry %q: %w", hdr.Name, err)
-			}
-		case tar.TypeSymlink:
-			t := hdr.Linkname
-			target := path.Join(path.Dir(name), t)
-			if t == "" || path.IsAbs(t) || !filepath.IsLocal(target) || !strings.HasPrefix(target+"/", sample+"/") {
-				return nil, fmt.Errorf("entry %q: link to %q leads outside its sample", hdr.Name, t)
-			}
-			if err := root.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return nil, fmt.Errorf("entry %q: %w", hdr.Name, err)
-			}
-			if err := root.Symlink(t, dst); err != nil {
-				return nil, fmt.Errorf("entry %q: %w", hdr.Name, err)
-			}
-			// Resolved on disk (through the links before it), the link must stay in dir.
-			if _, err := root.Stat(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("entry %q: link to %q leads outside its sample on disk: %w", hdr.Name, t, err)
-			}
-		default:
-			return nil, fmt.Errorf("entry %q: type %q is not a file, directory or symlink", hdr.Name, hdr.Typeflag)
+		if err := x.entry(hdr, tr); err != nil {
+			return nil, err
 		}
 	}
-	if m == nil {
+	if x.m == nil {
 		return nil, errors.New("no manifest.json: not a linerate snapshot")
 	}
-	for _, s := range m.Samples {
+	for _, s := range x.m.Samples {
 		if _, err := root.Stat(filepath.Join(s, nic.CapturedFile)); err != nil {
 			return nil, fmt.Errorf("%s has no %s: the archive is incomplete", s, nic.CapturedFile)
 		}
 	}
-	return m, nil
+	return x.m, nil
+}
+
+// MaxDepth bounds how deep an archive's paths go: a captured sysfs path is a dozen
+// levels; a path of 200,000 would make as many directories from one small entry.
+const MaxDepth = 64
+
+// extractor is one Extract: the root everything is made through, the manifest once
+// read, and what has been made (bytes, directories), held to the bounds.
+type extractor struct {
+	root  *os.Root
+	m     *Manifest
+	total int64
+	made  map[string]bool // directories made, counted toward MaxEntries
+}
+
+// entry checks and makes one entry.
+func (x *extractor) entry(hdr *tar.Header, tr io.Reader) error {
+	name := strings.TrimSuffix(hdr.Name, "/")
+	if !filepath.IsLocal(name) || strings.ContainsRune(name, 0) {
+		return fmt.Errorf("entry %q: not a local path", hdr.Name)
+	}
+	if d := strings.Count(name, "/") + 1; d > MaxDepth {
+		return fmt.Errorf("entry %.80q...: %d levels deep, more than %d", hdr.Name, d, MaxDepth)
+	}
+	if name == "manifest.json" {
+		return x.manifest(hdr, tr)
+	}
+	if x.m == nil {
+		return errors.New("manifest.json must come first")
+	}
+	sample, _, _ := strings.Cut(name, "/")
+	if !contains(x.m.Samples, sample) {
+		return fmt.Errorf("entry %q is outside the samples the manifest lists", hdr.Name)
+	}
+	dst := filepath.FromSlash(name)
+	var err error
+	switch hdr.Typeflag {
+	case tar.TypeDir:
+		err = x.mkdirAll(dst)
+	case tar.TypeReg:
+		err = x.file(hdr, dst, tr)
+	case tar.TypeSymlink:
+		err = x.symlink(hdr, name, sample, dst)
+	default:
+		return fmt.Errorf("entry %q: type %q is not a file, directory or symlink", hdr.Name, hdr.Typeflag)
+	}
+	if err != nil {
+		return fmt.Errorf("entry %q: %w", hdr.Name, err)
+	}
+	return nil
+}
+
+func (x *extractor) manifest(hdr *tar.Header, tr io.Reader) error {
+	if x.m != nil {
+		return errors.New("two manifests")
+	}
+	if hdr.Size > 1<<20 {
+		return errors.New("manifest larger than 1 MiB")
+	}
+	b, err := io.ReadAll(io.LimitReader(tr, 1<<20))
+	if err != nil {
+		return fmt.Errorf("manifest: %w", err)
+	}
+	x.m, err = parseManifest(b)
+	return err
+}
+
+// mkdirAll makes dir and its parents, each counted toward MaxEntries.
+func (x *extractor) mkdirAll(dir string) error {
+	for d := dir; d != "." && !x.made[d]; d = filepath.Dir(d) {
+		x.made[d] = true
+		if len(x.made) > MaxEntries {
+			return fmt.Errorf("more than %d directories", MaxEntries)
+		}
+	}
+	return x.root.MkdirAll(dir, 0o755)
+}
+
+func (x *extractor) file(hdr *tar.Header, dst string, tr io.Reader) error {
+	if hdr.Size < 0 || hdr.Size > MaxFileBytes {
+		return fmt.Errorf("size %d beyond %d", hdr.Size, MaxFileBytes)
+	}
+	if x.total += hdr.Size; x.total > MaxTotal {
+		return fmt.Errorf("more than %d bytes in all", MaxTotal)
+	}
+	if err := x.mkdirAll(filepath.Dir(dst)); err != nil {
+		return err
+	}
+	f, err := x.root.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, io.LimitReader(tr, hdr.Size))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("truncated or corrupt archive: %w", err)
+	}
+	return nil
+}
+
+func (x *extractor) symlink(hdr *tar.Header, name, sample, dst string) error {
+	t := hdr.Linkname
+	target := path.Join(path.Dir(name), t)
+	if t == "" || path.IsAbs(t) || !filepath.IsLocal(target) || !strings.HasPrefix(target+"/", sample+"/") {
+		return fmt.Errorf("link to %q leads outside its sample", t)
+	}
+	if err := x.mkdirAll(filepath.Dir(dst)); err != nil {
+		return err
+	}
+	if err := x.root.Symlink(t, dst); err != nil {
+		return err
+	}
+	// Resolved on disk (through the links before it), the link must stay in dir.
+	if _, err := x.root.Stat(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("link to %q leads outside its sample on disk: %w", t, err)
+	}
+	return nil
 }
 
 func parseManifest(b []byte) (*Manifest, error) {
@@ -280,8 +328,17 @@ func contains(l []string, s string) bool {
 	return false
 }
 
-// Open extracts the archive at p into a new temporary directory; cleanup removes it.
-func Open(p string) (dir string, m *Manifest, cleanup func(), err error) {
+// removeAll removes an extracted tree; what it cannot remove is an error that names it.
+func removeAll(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("cleaning up %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Open extracts the archive at p into a new temporary directory; cleanup removes it and
+// says when it could not.
+func Open(p string) (dir string, m *Manifest, cleanup func() error, err error) {
 	f, err := os.Open(p)
 	if err != nil {
 		var pe *fs.PathError
@@ -295,10 +352,9 @@ func Open(p string) (dir string, m *Manifest, cleanup func(), err error) {
 	if err != nil {
 		return "", nil, nil, err
 	}
-	cleanup = func() { os.RemoveAll(dir) }
+	cleanup = func() error { return removeAll(dir) }
 	if m, err = Extract(f, dir); err != nil {
-		cleanup()
-		return "", nil, nil, &Error{Archive: p, Err: err}
+		return "", nil, nil, &Error{Archive: p, Err: errors.Join(err, cleanup())}
 	}
 	return dir, m, cleanup, nil
 }

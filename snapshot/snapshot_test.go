@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -237,4 +238,41 @@ func outsideOf(t testing.TB, parent, dir string) []string {
 		return nil
 	})
 	return left
+}
+
+// TestExtractDeepAndWide: an archive of a few kilobytes whose one entry is a path
+// 200,000 levels deep, or whose entries make more directories than entries are allowed,
+// is refused; and Open leaves nothing in the temporary directory after any of them.
+func TestExtractDeepAndWide(t *testing.T) {
+	deep := strings.Repeat("a/", 200000) + "x"
+	var wide []tar.Header
+	for i := 0; i < 2000; i++ {
+		wide = append(wide, tar.Header{Name: "sample0/" + strings.Repeat("d/", 63)[:120] + strconv.Itoa(i) + "/f", Typeflag: tar.TypeReg, Mode: 0o644})
+	}
+	arch, tmp := t.TempDir(), t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	for name, tc := range map[string]struct {
+		data []byte
+		want string
+	}{
+		"deep":        {build(t, goodManifest, tar.Header{Name: "sample0/" + deep, Size: 1, Typeflag: tar.TypeReg, Mode: 0o644}), "levels deep"},
+		"deep dir":    {build(t, goodManifest, tar.Header{Name: "sample0/" + deep + "/", Typeflag: tar.TypeDir, Mode: 0o755}), "levels deep"},
+		"64 levels":   {build(t, goodManifest, tar.Header{Name: "sample0/" + strings.Repeat("b/", 63) + "y", Size: 1, Typeflag: tar.TypeReg, Mode: 0o644}), "65 levels deep"},
+		"wide, whole": {build(t, goodManifest, wide...), "has no linerate/kernel.json"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if len(tc.data) > 1<<20 {
+				t.Fatalf("the archive is %d bytes", len(tc.data))
+			}
+			p := filepath.Join(arch, "a.tar.gz")
+			os.WriteFile(p, tc.data, 0o644)
+			_, _, _, err := Open(p)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want one saying %q", err, tc.want)
+			}
+			if left, _ := os.ReadDir(tmp); len(left) != 0 {
+				t.Errorf("left in the temporary directory: %v", left)
+			}
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package iperf3
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -103,6 +104,46 @@ func (c *Client) RunWhenFree(ctx context.Context) (*Report, error) {
 
 // Run runs the test and returns its report in iperf3 -J's shape.
 func (c *Client) Run(ctx context.Context) (*Report, error) {
+	p := c.params()
+	port := cmp.Or(c.Port, DefaultPort)
+	timeout := cmp.Or(c.ConnectTimeout, 10*time.Second)
+	if c.ConnectTimeout < 0 {
+		timeout = 10 * time.Second
+	}
+	addr := net.JoinHostPort(c.Host, strconv.Itoa(port))
+	rep := c.startReport(&p, port)
+	text := &textWriter{w: io.Discard, format: c.Format, verbose: c.Verbose}
+	text.setTest(&p, false)
+	if c.Text != nil {
+		text.w = c.Text
+	}
+	text.verboseHello(c.Version)
+	ctrl, err := c.connect(ctx, &p, addr, port, timeout, rep, text)
+	if err != nil {
+		return rep, err
+	}
+	defer ctrl.Close()
+	stopWatch := context.AfterFunc(ctx, func() { ctrl.Close() })
+	defer stopWatch()
+	cookie := NewCookie()
+	rep.Start.Cookie = string(cookie[:CookieSize-1])
+	text.verboseTest(cookie, &p)
+	if _, err := ctrl.Write(cookie); err != nil {
+		return rep, fmt.Errorf("send cookie: %w", err)
+	}
+	t := newTest(&p)
+	t.copyReceived = c.CopyReceived
+	defer func() {
+		if t.streams != nil {
+			t.closeAll()
+		}
+	}()
+	s := &clientSession{c: c, ctrl: ctrl, t: t, p: &p, addr: addr, cookie: cookie, timeout: timeout, rep: rep, text: text}
+	return rep, s.exchange(ctx)
+}
+
+// params are the test's parameters with iperf3's defaults filled in.
+func (c *Client) params() Params {
 	p := c.Params
 	if p.Parallel < 1 {
 		p.Parallel = 1
@@ -124,20 +165,15 @@ func (c *Client) Run(ctx context.Context) (*Report, error) {
 	if p.ClientVersion == "" {
 		p.ClientVersion = c.Version
 	}
-	port := c.Port
-	if port == 0 {
-		port = DefaultPort
-	}
-	timeout := c.ConnectTimeout
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
-	addr := net.JoinHostPort(c.Host, strconv.Itoa(port))
+	return p
+}
+
+// startReport is the report's start as -J writes it before anything is connected.
+func (c *Client) startReport(p *Params, port int) *Report {
 	rep := &Report{Intervals: []Interval{}, Start: Start{Connected: []Connected{}}}
-	now := time.Now()
 	rep.Start.Version = "linerate " + c.Version
 	rep.Start.SystemInfo = runtime.GOOS + " " + runtime.GOARCH
-	rep.Start.Timestamp = nowStamp(now)
+	rep.Start.Timestamp = nowStamp(time.Now())
 	rep.Start.ConnectingTo = map[string]any{"host": c.Host, "port": port}
 	protocol := "TCP"
 	if p.UDP {
@@ -145,23 +181,20 @@ func (c *Client) Run(ctx context.Context) (*Report, error) {
 	}
 	rep.Start.TestStart = TestInfo{Protocol: protocol, NumStreams: p.Parallel, Blksize: p.Len, Omit: p.Omit, Duration: p.Time,
 		Bytes: p.Bytes, Blocks: p.Blocks, Reverse: b2i(p.Reverse), Bidir: b2i(p.Bidir), TOS: p.TOS, Bitrate: p.Bandwidth}
-	text := &textWriter{w: io.Discard, format: c.Format, verbose: c.Verbose}
-	text.setTest(&p, false)
-	if c.Text != nil {
-		text.w = c.Text
-	}
-	text.verboseHello(c.Version)
+	return rep
+}
 
+// connect opens the control connection and says so as iperf3 does (a refused connection
+// prints only the error); a UDP test without -l takes the path's MSS as its block.
+func (c *Client) connect(ctx context.Context, p *Params, addr string, port int, timeout time.Duration, rep *Report, text *textWriter) (net.Conn, error) {
 	d := net.Dialer{Timeout: timeout}
 	if c.Bind != "" {
 		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(c.Bind)}
 	}
 	ctrl, err := d.DialContext(ctx, "tcp"+c.Family, addr)
 	if err != nil {
-		return rep, fmt.Errorf("unable to connect to server %s: %w", addr, err)
+		return nil, fmt.Errorf("unable to connect to server %s: %w", addr, err)
 	}
-	// As iperf3, once connected: "Connecting to host" (a refused connection prints
-	// only the error).
 	_, _, ctrlMSS := socketBufs(ctrl)
 	if c.Verbose {
 		fmt.Fprintf(text.w, "Control connection MSS %d\n", ctrlMSS)
@@ -179,88 +212,101 @@ func (c *Client) Run(ctx context.Context) (*Report, error) {
 	if p.Reverse && !p.Bidir {
 		fmt.Fprintf(text.w, "Reverse mode, remote host %s is sending\n", c.Host)
 	}
-	defer ctrl.Close()
-	stopWatch := context.AfterFunc(ctx, func() { ctrl.Close() })
-	defer stopWatch()
-	cookie := NewCookie()
-	rep.Start.Cookie = string(cookie[:CookieSize-1])
-	text.verboseTest(cookie, &p)
-	if _, err := ctrl.Write(cookie); err != nil {
-		return rep, fmt.Errorf("send cookie: %w", err)
-	}
-	t := newTest(&p)
-	t.copyReceived = c.CopyReceived
-	defer func() {
-		if t.streams != nil {
-			t.closeAll()
-		}
-	}()
-	var cpu cpuMark
+	return ctrl, nil
+}
+
+// clientSession is one test's control exchange on the client's side.
+type clientSession struct {
+	c       *Client
+	ctrl    net.Conn
+	t       *test
+	p       *Params
+	addr    string
+	cookie  []byte
+	timeout time.Duration
+	rep     *Report
+	text    *textWriter
+	cpu     cpuMark
+}
+
+// exchange follows the server's states to the end of the test.
+func (s *clientSession) exchange(ctx context.Context) error {
 	var pending []int8
 	for {
 		var st int8
 		if len(pending) > 0 {
 			st, pending = pending[0], pending[1:]
 		} else {
-			ctrl.SetReadDeadline(time.Now().Add(timeout + 20*time.Second))
-			st, err = readState(ctrl)
-			if err != nil {
+			s.ctrl.SetReadDeadline(time.Now().Add(s.timeout + 20*time.Second))
+			var err error
+			if st, err = readState(s.ctrl); err != nil {
 				if ctx.Err() != nil {
-					return rep, ctx.Err()
+					return ctx.Err()
 				}
-				return rep, fmt.Errorf("control connection: %w", err)
+				return fmt.Errorf("control connection: %w", err)
 			}
 		}
-		switch st {
-		case ParamExchange:
-			if err := writeJSON(ctrl, p.paramsJSON()); err != nil {
-				return rep, fmt.Errorf("send parameters: %w", err)
-			}
-		case CreateStreams:
-			if err := c.createStreams(ctx, t, addr, cookie, timeout, rep, text); err != nil {
-				return rep, err
-			}
-			t.startFacts(rep, ctrl)
-		case TestStart:
-			cpu = markCPU()
-			text.verboseStarting(&p)
-		case TestRunning:
-			next, err := c.runTest(ctx, ctrl, t, rep, text)
-			if err != nil {
-				return rep, err
-			}
+		next, done, err := s.state(ctx, st)
+		if done || err != nil {
+			return err
+		}
+		if next != 0 {
 			pending = append(pending, next)
-		case ExchangeResults:
-			local := t.localResults(cpu, t.congestion)
-			if err := writeJSON(ctrl, local.toJSON()); err != nil {
-				return rep, fmt.Errorf("send results: %w", err)
-			}
-			remote, err := t.peerResults(ctrl, "server", local, rep)
-			if err != nil {
-				return rep, err
-			}
-			if len(remote.ServerOutputJSON) > 0 {
-				rep.ServerOutputJSON = remote.ServerOutputJSON
-			}
-			rep.ServerOutputText = remote.ServerOutputText
-		case DisplayResults:
-			writeState(ctrl, IperfDone)
-			text.summary(rep)
-			if rep.ServerOutputText != "" {
-				fmt.Fprintf(text.w, "\nServer output:\n%s", rep.ServerOutputText)
-			}
-			fmt.Fprintln(text.w, "\niperf Done.")
-			return rep, nil
-		case AccessDenied, ServerTerminate:
-			return rep, &ServerError{State: st}
-		case ServerErrorState:
-			var b [8]byte
-			io.ReadFull(ctrl, b[:])
-			return rep, &ServerError{State: st, IErrno: int32(binary.BigEndian.Uint32(b[:4])), Errno: int32(binary.BigEndian.Uint32(b[4:]))}
-		default:
-			return rep, fmt.Errorf("server sent unknown state %d", st)
 		}
 	}
+}
+
+// state acts on one state from the server: the next state it already read (0: none),
+// or done at the end of the test.
+func (s *clientSession) state(ctx context.Context, st int8) (next int8, done bool, err error) {
+	c, ctrl, t, rep, text := s.c, s.ctrl, s.t, s.rep, s.text
+	switch st {
+	case ParamExchange:
+		if err := writeJSON(ctrl, s.p.paramsJSON()); err != nil {
+			return 0, false, fmt.Errorf("send parameters: %w", err)
+		}
+	case CreateStreams:
+		if err := c.createStreams(ctx, t, s.addr, s.cookie, s.timeout, rep, text); err != nil {
+			return 0, false, err
+		}
+		t.startFacts(rep, ctrl)
+	case TestStart:
+		s.cpu = markCPU()
+		text.verboseStarting(s.p)
+	case TestRunning:
+		next, err := c.runTest(ctx, ctrl, t, rep, text)
+		return next, false, err
+	case ExchangeResults:
+		local := t.localResults(s.cpu, t.congestion)
+		if err := writeJSON(ctrl, local.toJSON()); err != nil {
+			return 0, false, fmt.Errorf("send results: %w", err)
+		}
+		remote, err := t.peerResults(ctrl, "server", local, rep)
+		if err != nil {
+			return 0, false, err
+		}
+		if len(remote.ServerOutputJSON) > 0 {
+			rep.ServerOutputJSON = remote.ServerOutputJSON
+		}
+		rep.ServerOutputText = remote.ServerOutputText
+	case DisplayResults:
+		writeState(ctrl, IperfDone)
+		text.summary(rep)
+		if rep.ServerOutputText != "" {
+			fmt.Fprintf(text.w, "\nServer output:\n%s", rep.ServerOutputText)
+		}
+		fmt.Fprintln(text.w, "\niperf Done.")
+		return 0, true, nil
+	case AccessDenied, ServerTerminate:
+		return 0, false, &ServerError{State: st}
+	case ServerErrorState:
+		var b [8]byte
+		io.ReadFull(ctrl, b[:])
+		return 0, false, &ServerError{State: st, IErrno: int32(binary.BigEndian.Uint32(b[:4])), Errno: int32(binary.BigEndian.Uint32(b[4:]))}
+	default:
+		return 0, false, fmt.Errorf("server sent unknown state %d", st)
+	}
+	return 0, false, nil
 }
 
 func b2i(b bool) int {

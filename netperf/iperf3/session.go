@@ -322,113 +322,28 @@ func (t *test) peerResults(ctrl net.Conn, who string, local *Results, rep *Repor
 // buildEnd merges this side's streams with the peer's results into the summary.
 func (t *test) buildEnd(remote *Results, cpuLocal *Results) End {
 	byID := map[int]StreamResult{}
+	e := End{CPU: CPU{HostTotal: cpuLocal.CPUTotal, HostUser: cpuLocal.CPUUser, HostSystem: cpuLocal.CPUSystem}, done: true}
 	if remote != nil {
 		for _, s := range remote.Streams {
 			byID[s.ID] = s
 		}
-	}
-	e := End{CPU: CPU{HostTotal: cpuLocal.CPUTotal, HostUser: cpuLocal.CPUUser, HostSystem: cpuLocal.CPUSystem}, done: true}
-	if remote != nil {
 		e.CPU.RemoteTotal, e.CPU.RemoteUser, e.CPU.RemoteSystem = remote.CPUTotal, remote.CPUUser, remote.CPUSystem
 	}
 	sums := map[bool]*[2]StreamInterval{} // key: stream sender on this side; [0] sent, [1] received
 	first := t.streams[0].sender
 	for _, s := range t.streams {
-		loc := s.result(t.omitEnd)
 		rem, haveRem := byID[s.id]
-		if haveRem && !rem.HasOmitted {
-			// A peer before 3.14 does not say what it omitted: take our count, as
-			// iperf3's get_results does.
-			rem.OmittedPackets = loc.OmittedPackets
-			if rem.Errors > 0 && loc.OmittedPackets > 0 {
-				rem.OmittedErrors = 0
-			}
-		}
-		locSecs := loc.EndTime
-		remSecs := rem.EndTime - rem.StartTime
-		side := func(bytes uint64, secs float64, sender bool) *StreamInterval {
-			return &StreamInterval{Socket: s.id, Start: 0, End: secs, Seconds: secs, Bytes: bytes, BitsPerSecond: rate(bytes, secs), Sender: sender}
-		}
-		var snd, rcv *StreamInterval
-		if s.sender {
-			snd = side(loc.Bytes, locSecs, true)
-			if s.udp {
-				snd.Packets = p64(loc.Packets - loc.OmittedPackets)
-				snd.LostPackets, snd.JitterMS = p64(0), pf64(0)
-			} else {
-				snd.Retransmits = p64(loc.Retransmits)
-			}
-			if !s.udp {
-				s.summaryTCP(snd)
-			}
-			if haveRem {
-				rcv = side(rem.Bytes, remSecs, false)
-			}
-			if haveRem && s.udp {
-				rcv.Packets = p64(rem.Packets - rem.OmittedPackets)
-				rcv.LostPackets = p64(rem.Errors - rem.OmittedErrors)
-				rcv.JitterMS = pf64(rem.Jitter * 1000)
-			}
-		} else {
-			rcv = side(loc.Bytes, locSecs, false)
-			if s.udp {
-				rcv.Packets = p64(loc.Packets - loc.OmittedPackets)
-				rcv.LostPackets = p64(loc.Errors - loc.OmittedErrors)
-				rcv.JitterMS = pf64(loc.Jitter * 1000)
-			}
-			if haveRem {
-				snd = side(rem.Bytes, remSecs, true)
-				if s.udp {
-					snd.Packets = p64(rem.Packets - rem.OmittedPackets)
-					snd.LostPackets, snd.JitterMS = p64(0), pf64(0)
-				} else if rem.Retransmits >= 0 {
-					snd.Retransmits = p64(rem.Retransmits)
-					// The peer sends no RTT figures: zeros, as iperf3 prints them.
-					s.summaryTCP(snd)
-				}
-			}
-		}
+		snd, rcv := t.sides(s, rem, haveRem)
 		es := EndStream{Sender: snd, Receiver: rcv, local: s.sender, outOfOrder: s.outOfOrder, Diskfile: t.diskfile(snd, rcv)}
 		if s.udp && rcv != nil {
-			u := *rcv
-			if snd != nil {
-				u.Bytes, u.BitsPerSecond, u.Seconds, u.End = snd.Bytes, snd.BitsPerSecond, snd.Seconds, snd.End
-			}
-			if u.Packets != nil && *u.Packets > 0 {
-				u.LostPercent = pf64(lostPct(*u.LostPackets, *u.Packets))
-			}
-			u.OutOfOrder = p64(s.outOfOrder)
-			u.Sender = s.sender
-			es.UDP = &u
+			es.UDP = udpView(s, snd, rcv)
 		}
 		e.Streams = append(e.Streams, es)
 		key := s.sender == first
 		if sums[key] == nil {
 			sums[key] = &[2]StreamInterval{{Socket: -1, Sender: true}, {Socket: -1}}
 		}
-		agg := sums[key]
-		for i, side := range []*StreamInterval{snd, rcv} {
-			if side == nil {
-				continue
-			}
-			a := &agg[i]
-			a.Bytes += side.Bytes
-			if side.Seconds > a.Seconds {
-				a.Seconds, a.End = side.Seconds, side.End
-			}
-			if side.Retransmits != nil {
-				a.Retransmits = p64(derefI(a.Retransmits) + *side.Retransmits)
-			}
-			if side.Packets != nil {
-				a.Packets = p64(derefI(a.Packets) + *side.Packets)
-			}
-			if side.LostPackets != nil {
-				a.LostPackets = p64(derefI(a.LostPackets) + *side.LostPackets)
-			}
-			if side.JitterMS != nil && (a.JitterMS == nil || *side.JitterMS > *a.JitterMS) {
-				a.JitterMS = pf64(*side.JitterMS)
-			}
-		}
+		addSides(sums[key], snd, rcv)
 	}
 	fin := func(a *StreamInterval) StreamInterval {
 		a.BitsPerSecond = rate(a.Bytes, a.Seconds)
@@ -450,6 +365,98 @@ func (t *test) buildEnd(remote *Results, cpuLocal *Results) End {
 		e.Sum = &sum
 	}
 	return e
+}
+
+// sides are one stream's sender and receiver summaries: this side's from its own
+// counts, the peer's from its results (nil when the peer did not report the stream).
+func (t *test) sides(s *stream, rem StreamResult, haveRem bool) (snd, rcv *StreamInterval) {
+	loc := s.result(t.omitEnd)
+	if haveRem && !rem.HasOmitted {
+		// A peer before 3.14 does not say what it omitted: take our count, as
+		// iperf3's get_results does.
+		rem.OmittedPackets = loc.OmittedPackets
+		if rem.Errors > 0 && loc.OmittedPackets > 0 {
+			rem.OmittedErrors = 0
+		}
+	}
+	side := func(bytes uint64, secs float64, sender bool) *StreamInterval {
+		return &StreamInterval{Socket: s.id, Start: 0, End: secs, Seconds: secs, Bytes: bytes, BitsPerSecond: rate(bytes, secs), Sender: sender}
+	}
+	sender := func(r StreamResult, secs float64, local bool) *StreamInterval {
+		si := side(r.Bytes, secs, true)
+		switch {
+		case s.udp:
+			si.Packets = p64(r.Packets - r.OmittedPackets)
+			si.LostPackets, si.JitterMS = p64(0), pf64(0)
+		case local || r.Retransmits >= 0:
+			si.Retransmits = p64(r.Retransmits)
+			s.summaryTCP(si) // the peer sends no RTT figures: zeros, as iperf3 prints them
+		}
+		return si
+	}
+	receiver := func(r StreamResult, secs float64) *StreamInterval {
+		si := side(r.Bytes, secs, false)
+		if s.udp {
+			si.Packets = p64(r.Packets - r.OmittedPackets)
+			si.LostPackets = p64(r.Errors - r.OmittedErrors)
+			si.JitterMS = pf64(r.Jitter * 1000)
+		}
+		return si
+	}
+	remSecs := rem.EndTime - rem.StartTime
+	if s.sender {
+		snd = sender(loc, loc.EndTime, true)
+		if haveRem {
+			rcv = receiver(rem, remSecs)
+		}
+		return snd, rcv
+	}
+	rcv = receiver(loc, loc.EndTime)
+	if haveRem {
+		snd = sender(rem, remSecs, false)
+	}
+	return snd, rcv
+}
+
+// udpView is a UDP stream as iperf3's summary line shows it: the receiver's loss and
+// jitter over the sender's bytes and time.
+func udpView(s *stream, snd, rcv *StreamInterval) *StreamInterval {
+	u := *rcv
+	if snd != nil {
+		u.Bytes, u.BitsPerSecond, u.Seconds, u.End = snd.Bytes, snd.BitsPerSecond, snd.Seconds, snd.End
+	}
+	if u.Packets != nil && *u.Packets > 0 {
+		u.LostPercent = pf64(lostPct(*u.LostPackets, *u.Packets))
+	}
+	u.OutOfOrder = p64(s.outOfOrder)
+	u.Sender = s.sender
+	return &u
+}
+
+// addSides adds a stream's sender and receiver summaries to the sums of its direction.
+func addSides(agg *[2]StreamInterval, snd, rcv *StreamInterval) {
+	for i, side := range []*StreamInterval{snd, rcv} {
+		if side == nil {
+			continue
+		}
+		a := &agg[i]
+		a.Bytes += side.Bytes
+		if side.Seconds > a.Seconds {
+			a.Seconds, a.End = side.Seconds, side.End
+		}
+		if side.Retransmits != nil {
+			a.Retransmits = p64(derefI(a.Retransmits) + *side.Retransmits)
+		}
+		if side.Packets != nil {
+			a.Packets = p64(derefI(a.Packets) + *side.Packets)
+		}
+		if side.LostPackets != nil {
+			a.LostPackets = p64(derefI(a.LostPackets) + *side.LostPackets)
+		}
+		if side.JitterMS != nil && (a.JitterMS == nil || *side.JitterMS > *a.JitterMS) {
+			a.JitterMS = pf64(*side.JitterMS)
+		}
+	}
 }
 
 // diskfile is -F's account of a stream: what went against the file's size (iperf3

@@ -152,24 +152,75 @@ func send(ctx context.Context, s Sender, p *pacer, o GenOptions, sent *atomic.Ui
 	return st, nil
 }
 
+// sinkRing is one receive ring's thread of a sink: its own accounting, and what the
+// waiting loop reads of it while it runs.
+type sinkRing struct {
+	s                            *frames.Streams
+	received, corrupted, foreign atomic.Uint64
+	ended                        []atomic.Bool
+	st                           ThreadStats
+	handled                      uint64
+	err                          error
+}
+
+// read counts the ring's frames on a thread of its own (pinned to its CPU) until halt.
+func (r *sinkRing) read(rx *RX, halt *atomic.Bool) {
+	th, err := lockThread(r.st.CPU)
+	if err != nil {
+		r.err = err
+		halt.Store(true)
+		return
+	}
+	defer th.unlock(r.st.CPU >= 0)
+	for !halt.Load() {
+		k, err := rx.Poll(10*time.Millisecond, r.s.Add)
+		if err != nil {
+			r.err = err
+			halt.Store(true)
+			break
+		}
+		r.handled += uint64(k)
+		r.received.Store(r.s.Received())
+		r.corrupted.Store(r.s.Corrupted())
+		r.foreign.Store(r.s.Foreign)
+		for j, c := range r.s.C {
+			if _, ok := c.SawEnd(); ok {
+				r.ended[j].Store(true)
+			}
+		}
+	}
+	r.st.CPUTime = th.used()
+}
+
+// sinkProgress sums the rings' counts so far, and counts the streams whose end marker
+// came.
+func sinkProgress(rs []*sinkRing, n int) (p SinkProgress, ended int) {
+	for _, r := range rs {
+		p.Received += r.received.Load()
+		p.Corrupted += r.corrupted.Load()
+		p.Foreign += r.foreign.Load()
+	}
+	for j := 0; j < n; j++ {
+		for _, r := range rs {
+			if r.ended[j].Load() {
+				ended++
+				break
+			}
+		}
+	}
+	return p, ended
+}
+
 // Sink counts the frames of the streams base..base+n-1 arriving on the rings, each ring
 // read by its own thread (pinned to cpus[i] when cpus is given) into its own accounting,
 // merged when the run ends. It returns the merged accounting and what the threads did.
 func Sink(ctx context.Context, rings []*RX, cpus []int, base uint16, n int, o SinkOptions) (*frames.Streams, SinkStats, error) {
 	start := time.Now()
 	var halt atomic.Bool
-	type ring struct {
-		s                            *frames.Streams
-		received, corrupted, foreign atomic.Uint64
-		ended                        []atomic.Bool
-		st                           ThreadStats
-		handled                      uint64
-		err                          error
-	}
-	rs := make([]*ring, len(rings))
+	rs := make([]*sinkRing, len(rings))
 	var wg sync.WaitGroup
 	for i, rx := range rings {
-		r := &ring{s: frames.NewStreams(base, n), ended: make([]atomic.Bool, n), st: ThreadStats{CPU: -1}}
+		r := &sinkRing{s: frames.NewStreams(base, n), ended: make([]atomic.Bool, n), st: ThreadStats{CPU: -1}}
 		if o.HW != nil {
 			r.s.SetHW(o.HW)
 		}
@@ -180,31 +231,7 @@ func Sink(ctx context.Context, rings []*RX, cpus []int, base uint16, n int, o Si
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			th, err := lockThread(r.st.CPU)
-			if err != nil {
-				r.err = err
-				halt.Store(true)
-				return
-			}
-			defer th.unlock(r.st.CPU >= 0)
-			for !halt.Load() {
-				k, err := rx.Poll(10*time.Millisecond, r.s.Add)
-				if err != nil {
-					r.err = err
-					halt.Store(true)
-					break
-				}
-				r.handled += uint64(k)
-				r.received.Store(r.s.Received())
-				r.corrupted.Store(r.s.Corrupted())
-				r.foreign.Store(r.s.Foreign)
-				for j, c := range r.s.C {
-					if _, ok := c.SawEnd(); ok {
-						r.ended[j].Store(true)
-					}
-				}
-			}
-			r.st.CPUTime = th.used()
+			r.read(rx, &halt)
 		}()
 	}
 	grace := o.Grace
@@ -216,21 +243,7 @@ func Sink(ctx context.Context, rings []*RX, cpus []int, base uint16, n int, o Si
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	for !halt.Load() {
-		var p SinkProgress
-		ended := 0
-		for _, r := range rs {
-			p.Received += r.received.Load()
-			p.Corrupted += r.corrupted.Load()
-			p.Foreign += r.foreign.Load()
-		}
-		for j := 0; j < n; j++ {
-			for _, r := range rs {
-				if r.ended[j].Load() {
-					ended++
-					break
-				}
-			}
-		}
+		p, ended := sinkProgress(rs, n)
 		if o.Seen != nil {
 			o.Seen.Store(p.Received)
 		}
