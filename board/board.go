@@ -4,7 +4,9 @@ package board
 
 import (
 	_ "embed"
+	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 
 	"go.yaml.in/yaml/v3"
@@ -21,6 +23,8 @@ type Board struct {
 	LinkMbps   int      `yaml:"link_mbps" json:"link_mbps"`
 	MaxMTU     int      `yaml:"max_mtu" json:"max_mtu"`
 	GEM        GEM      `yaml:"gem" json:"gem"`
+	// EEPROM is the board's identity EEPROM (nil: none the kernel reaches).
+	EEPROM *EEPROM `yaml:"eeprom" json:"eeprom,omitempty"`
 }
 
 // GEM is the Ethernet controller a board's jack is wired to.
@@ -29,6 +33,8 @@ type GEM struct {
 	Address    string `yaml:"address" json:"address"`
 	PHYAddress *int   `yaml:"phy_address" json:"phy_address"`
 	PHYMode    string `yaml:"phy_mode" json:"phy_mode"`
+	// PHYDriver is the kernel driver the board's PHY needs ("Marvell 88E1116R").
+	PHYDriver string `yaml:"phy_driver" json:"phy_driver,omitempty"`
 }
 
 // Jumbo reports whether the board's GEM takes frames above 1500 bytes of MTU.
@@ -89,4 +95,18 @@ func Detect(compatible []string) *Board {
 		}
 	}
 	return nil
+}
+
+// WriteJSON writes the board's profile and its facts as JSON.
+func (b *Board) WriteJSON(w io.Writer) error {
+	f, err := b.Facts()
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		*Board
+		Facts Facts `json:"facts"`
+	}{b, f})
 }

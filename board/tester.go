@@ -70,3 +70,18 @@ func (t Tester) WriteOperatorList(w io.Writer, profile string) {
 		fmt.Fprintf(w, "\nstation: %s\n", t.Station)
 	}
 }
+
+// OperatorList writes, at the tester image's console (root "/" live), what an operator
+// runs there, ready to type, with the board's own profile; false off the tester.
+func OperatorList(root string, w io.Writer) bool {
+	t := ReadTester(root)
+	if !t.OnTester() {
+		return false
+	}
+	prof := "throughput"
+	if b := Detect(ReadIdentity(root).Compatible); b != nil {
+		prof = b.Name
+	}
+	t.WriteOperatorList(w, prof)
+	return true
+}

@@ -279,6 +279,35 @@ var captureCases = []ruleCase{
 // boundaryCases put each threshold's value on either side of it: the rule fires one
 // step past the threshold and not at it, so a threshold cannot move unnoticed.
 var boundaryCases = []ruleCase{
+	// LINK_UP_NO_RX at its boundary: noRxTxMin frames out with none in fires; one fewer,
+	// or one frame in, does not.
+	{id: "LINK_UP_NO_RX", fixture: "zynq7000-gem", sev: Fail,
+		trigger: func(b, a *nic.Sample) {
+			a.Interfaces[0].Stats.Link.TXPackets = b.Interfaces[0].Stats.Link.TXPackets + noRxTxMin
+		},
+		clear: func(b, a *nic.Sample) {
+			a.Interfaces[0].Stats.Link.TXPackets = b.Interfaces[0].Stats.Link.TXPackets + noRxTxMin - 1
+		}},
+	{id: "LINK_UP_NO_RX", fixture: "zynq7000-gem", sev: Fail,
+		trigger: func(b, a *nic.Sample) {
+			a.Interfaces[0].Stats.Link.TXPackets = b.Interfaces[0].Stats.Link.TXPackets + 1000
+		},
+		clear: func(b, a *nic.Sample) {
+			a.Interfaces[0].Stats.Link.TXPackets = b.Interfaces[0].Stats.Link.TXPackets + 1000
+			a.Interfaces[0].Stats.Link.RXPackets = b.Interfaces[0].Stats.Link.RXPackets + 1
+		}},
+	// PHY_GENERIC_DRIVER: the ZC702's Marvell bound to phylib's generic driver fires; the
+	// vendor's driver, or a board profile naming none, does not.
+	{id: "PHY_GENERIC_DRIVER", fixture: "zynq7000-gem", board: "zc702", sev: Warn,
+		trigger: func(b, a *nic.Sample) {
+			a.Interfaces[0].PHY = &nic.PHY{Device: "e000b000.ethernet-ffffffff:07", ID: "0x01410e40", Driver: "Generic PHY"}
+		},
+		clear: func(b, a *nic.Sample) {
+			a.Interfaces[0].PHY = &nic.PHY{Device: "e000b000.ethernet-ffffffff:07", ID: "0x01410e40", Driver: "Marvell 88E1116R"}
+		}},
+	{id: "PHY_GENERIC_DRIVER", fixture: "zynq7000-gem", board: "zc702", sev: Warn,
+		trigger: func(b, a *nic.Sample) { a.Interfaces[0].PHY = &nic.PHY{Driver: "Generic Clause 45 PHY"} },
+		clear:   func(b, a *nic.Sample) { a.Interfaces[0].PHY = nil }},
 	{id: "RINGS_LARGE_FOR_LATENCY", fixture: "capture:zcu102", profile: Latency, sev: Warn,
 		trigger: func(b, a *nic.Sample) {
 			a.Interfaces[0].Rings.RX, a.Interfaces[0].Rings.TX = latencyRingMax+1, latencyRingMax
@@ -410,7 +439,7 @@ func TestRules(t *testing.T) {
 		"IRQS_ON_ONE_CPU", "CHANNELS_BELOW_MAX", "RINGS_SMALL", "RINGS_LARGE_FOR_LATENCY", "NO_IRQ_COALESCING",
 		"SOCKET_BUFFERS_SMALL", "PROMISC_ON", "CAPTURE_SOCKET_OPEN", "MTU_ABOVE_HW_MAX", "JUMBO_UNSUPPORTED_SOC",
 		"CPU_GOVERNOR_NOT_PERFORMANCE", "DEEP_CSTATES", "PCIE_LINK_DOWNGRADED", "PCIE_ASPM_ON", "VIRTUAL_NIC",
-		"DT_RING_DEPTH_IGNORED", "NAPI_WEIGHT_MYTH", "HW_COALESCING_OFF"} {
+		"DT_RING_DEPTH_IGNORED", "NAPI_WEIGHT_MYTH", "HW_COALESCING_OFF", "LINK_UP_NO_RX", "PHY_GENERIC_DRIVER"} {
 		if !covered[id] {
 			t.Errorf("rule %s has no table case", id)
 		}

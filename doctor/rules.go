@@ -30,12 +30,16 @@ const (
 	// deepCStateUS: a C-state whose exit takes longer than this delays the first
 	// packet of a burst (DEEP_CSTATES).
 	deepCStateUS = 10
+	// noRxTxMin: this many frames sent in the interval with none received is a port that
+	// talks and does not hear (LINK_UP_NO_RX); fewer say nothing (an idle port's few
+	// announcements).
+	noRxTxMin = 10
 )
 
 var rules = []func(*check){
-	linkDown, linkSpeed, linkDuplex, autonegOff, mtuRules,
+	linkDown, linkSpeed, linkDuplex, autonegOff, mtuRules, linkUpNoRX,
 	rxErrors, rxDrops, txErrors, backlogDrops,
-	virtualNIC, napiWeightMyth, dtRingDepth,
+	virtualNIC, phyGenericDriver, napiWeightMyth, dtRingDepth,
 	cpusOffline, singleQueueNoRPS, irqsOnOneCPU, channelsBelowMax,
 	ringsSmall, ringsLargeForLatency,
 	noIRQCoalescing, hwCoalescingOff,
@@ -170,6 +174,34 @@ func mtuRules(c *check) {
 			map[string]any{"mtu": mtu, "hw_max_mtu": *c.a.MaxMTU},
 			"the MTU is above the driver's maximum", fmt.Sprintf("ip link set dev %s mtu %d", c.a.Name, *c.a.MaxMTU))
 	}
+}
+
+// linkUpNoRX: carrier up, frames going out, nothing coming in: the RGMII delay fault of
+// Zynq bring-up (link at 1000/full, nothing received), or a partner that never answers.
+func linkUpNoRX(c *check) {
+	if !c.up() || c.in.Interval <= 0 {
+		return
+	}
+	tx := delta(c.a.Stats.Link.TXPackets, c.b.Stats.Link.TXPackets)
+	rx := delta(c.a.Stats.Link.RXPackets, c.b.Stats.Link.RXPackets)
+	if tx < noRxTxMin || rx > 0 {
+		return
+	}
+	c.add("LINK_UP_NO_RX", Fail, "link", map[string]any{"tx_packets": tx, "rx_packets": rx, "interval_s": c.in.Interval.Seconds()},
+		"the link is up and the port sends, but nothing arrives: on a board, the RGMII clock delay is wrong (the PHY's and the MAC's both add it, or neither does: link at 1000/full and no frame received); else the partner does not answer",
+		fmt.Sprintf("check the device tree's phy-mode (rgmii-id lets the PHY add both delays) against the PHY's delay straps; 'linerate phy %s --loopback' tells a board fault (frames do not come back) from the cable or the partner's (they do)", c.a.Name))
+}
+
+// phyGenericDriver: the board profile names its PHY's vendor driver, and phylib bound
+// its generic one: no RGMII delays, no errata.
+func phyGenericDriver(c *check) {
+	p := c.a.PHY
+	if c.board == nil || c.board.GEM.PHYDriver == "" || p == nil || !contains(nic.GenericDrivers, p.Driver) {
+		return
+	}
+	c.add("PHY_GENERIC_DRIVER", Warn, "driver", map[string]any{"driver": p.Driver, "expected": c.board.GEM.PHYDriver, "phy_id": p.ID, "board": c.board.Name},
+		fmt.Sprintf("phylib bound %q to the PHY where the %s has a %s: the generic driver sets up no RGMII delays, LEDs or errata, so the link can come up and carry nothing", p.Driver, c.board.Name, c.board.GEM.PHYDriver),
+		fmt.Sprintf("build the PHY's vendor driver into the kernel (CONFIG_MARVELL_PHY, CONFIG_DP83867_PHY, CONFIG_REALTEK_PHY) or load it before the GEM's; 'linerate phy %s' shows the PHY's id", c.a.Name))
 }
 
 func linkDelta(c *check, fields ...string) []counterDelta {

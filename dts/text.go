@@ -1,6 +1,7 @@
 package dts
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -73,4 +74,34 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// Show writes the GEM nodes of a DTB file, or with live of the running kernel's tree
+// under root, as text or as JSON.
+func Show(w io.Writer, file, root string, live, asJSON bool) error {
+	var f *dt.FDT
+	var src string
+	var err error
+	if live {
+		f, src, err = ReadLive(root)
+	} else {
+		src = file
+		f, _, err = ReadFile(src)
+	}
+	if err != nil {
+		return err
+	}
+	if !asJSON {
+		WriteGEMsText(w, src, f)
+		return nil
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(struct {
+		Source     string   `json:"source"`
+		Model      string   `json:"model,omitempty"`
+		Compatible []string `json:"compatible"`
+		GEMs       []GEM    `json:"gems"`
+	}{src, PropString(f.RootNode, "model"), PropStrings(f.RootNode, "compatible"), GEMs(f)})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/zynqnet/linerate/curve"
 	"github.com/zynqnet/linerate/tune"
@@ -126,4 +127,27 @@ func (c *Comparison) WriteText(w io.Writer) {
 	if c.Restored {
 		fmt.Fprintf(w, "%s given back what it had before the comparison\n", c.Iface)
 	}
+}
+
+// CompareJob is compare as a command line asks for it: the port, the profile, the
+// meters and the tune state the profile goes through.
+type CompareJob struct {
+	Iface, StateDir, API string
+	CarrierTimeout       time.Duration
+	Profile              *tune.Profile
+	Meters               []Meter
+	Repeat               int
+	Progress             io.Writer
+}
+
+// Run opens the tuner (the interface's lock, a journal of its own) and compares.
+func (j CompareJob) Run(ctx context.Context) (*Comparison, error) {
+	t, err := OpenTuner(j.Iface, j.StateDir, j.API, j.CarrierTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	return Compare(ctx, t, j.Profile, j.Meters, j.Repeat, func(name string, _ curve.Point) {
+		fmt.Fprintf(j.Progress, "  %s measured\n", name)
+	})
 }

@@ -42,6 +42,12 @@ func OpenTuner(iface, stateDir, api string, carrierTimeout time.Duration) (*Tune
 		return nil, err
 	}
 	t := &Tuner{Iface: iface, store: SweepStore(stateDir), lock: lock}
+	// A sweep, tune or PHY test that did not finish, in whatever state directory, left
+	// values that are not the user's: they go back first.
+	if err := lock.Pending(iface); err != nil {
+		lock.Release()
+		return nil, err
+	}
 	if j, err := t.store.Load(iface); err != nil || j != nil {
 		lock.Release()
 		if err != nil {
@@ -94,6 +100,7 @@ func (t *Tuner) ApplyProfile(ctx context.Context, p *tune.Profile) (*tune.Plan, 
 	if err != nil {
 		return nil, err
 	}
+	plan.Temporary = true // given back at the end: left behind, it blocks other changes
 	return plan, tune.Apply(ctx, t.sys, t.store, plan)
 }
 

@@ -552,3 +552,78 @@ func parseFeatures(b []byte, names []string) ([]RawFeature, error) {
 	}
 	return out, nil
 }
+
+// setAutoneg turns autonegotiation on and leaves the advertised modes as they are:
+// ETHTOOL_MSG_LINKMODES_SET with AUTONEG 1 alone.
+func (e *ethnl) setAutoneg(iface string) error {
+	ae := netlink.NewAttributeEncoder()
+	ae.Nested(unix.ETHTOOL_A_LINKMODES_HEADER, func(nae *netlink.AttributeEncoder) error {
+		nae.String(unix.ETHTOOL_A_HEADER_DEV_NAME, iface)
+		return nil
+	})
+	ae.Uint8(unix.ETHTOOL_A_LINKMODES_AUTONEG, autonegEnable)
+	return e.linkModesSet(ae, iface+": autoneg on")
+}
+
+// linkModesSet sends one acknowledged ETHTOOL_MSG_LINKMODES_SET; what says what was
+// asked, for the error.
+func (e *ethnl) linkModesSet(ae *netlink.AttributeEncoder, what string) error {
+	b, err := ae.Encode()
+	if err != nil {
+		return err
+	}
+	_, err = e.c.Execute(genetlink.Message{
+		Header: genetlink.Header{Command: unix.ETHTOOL_MSG_LINKMODES_SET, Version: e.family.Version},
+		Data:   b,
+	}, e.family.ID, netlink.Request|netlink.Acknowledge)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// setForced turns autonegotiation off and forces the link's speed and duplex:
+// ETHTOOL_MSG_LINKMODES_SET with AUTONEG 0, SPEED and DUPLEX; phylib writes the forced
+// control register (its driver's config_aneg) before it answers.
+func (e *ethnl) setForced(iface string, speedMbps int, full bool) error {
+	ae := netlink.NewAttributeEncoder()
+	ae.Nested(unix.ETHTOOL_A_LINKMODES_HEADER, func(nae *netlink.AttributeEncoder) error {
+		nae.String(unix.ETHTOOL_A_HEADER_DEV_NAME, iface)
+		return nil
+	})
+	ae.Uint8(unix.ETHTOOL_A_LINKMODES_AUTONEG, 0)
+	ae.Uint32(unix.ETHTOOL_A_LINKMODES_SPEED, uint32(speedMbps))
+	duplex := uint8(0) // DUPLEX_HALF (include/uapi/linux/ethtool.h)
+	if full {
+		duplex = 1 // DUPLEX_FULL
+	}
+	ae.Uint8(unix.ETHTOOL_A_LINKMODES_DUPLEX, duplex)
+	return e.linkModesSet(ae, fmt.Sprintf("%s: autoneg off, speed %d, duplex %s", iface, speedMbps, map[bool]string{true: "full", false: "half"}[full]))
+}
+
+// setAdvertised asks the PHY to advertise exactly modes (ethtool link-mode names such as
+// 100baseT/Full) with autonegotiation on: ETHTOOL_MSG_LINKMODES_SET with a verbose
+// bitset marked NOMASK, which lists the bits that are set and clears every other
+// (Documentation/networking/ethtool-netlink.rst, "Bit sets").
+func (e *ethnl) setAdvertised(iface string, modes []string) error {
+	ae := netlink.NewAttributeEncoder()
+	ae.Nested(unix.ETHTOOL_A_LINKMODES_HEADER, func(nae *netlink.AttributeEncoder) error {
+		nae.String(unix.ETHTOOL_A_HEADER_DEV_NAME, iface)
+		return nil
+	})
+	ae.Uint8(unix.ETHTOOL_A_LINKMODES_AUTONEG, autonegEnable)
+	ae.Nested(unix.ETHTOOL_A_LINKMODES_OURS, func(bae *netlink.AttributeEncoder) error {
+		bae.Flag(unix.ETHTOOL_A_BITSET_NOMASK, true)
+		bae.Nested(unix.ETHTOOL_A_BITSET_BITS, func(bits *netlink.AttributeEncoder) error {
+			for _, m := range modes {
+				bits.Nested(unix.ETHTOOL_A_BITSET_BITS_BIT, func(bit *netlink.AttributeEncoder) error {
+					bit.String(unix.ETHTOOL_A_BITSET_BIT_NAME, m)
+					return nil
+				})
+			}
+			return nil
+		})
+		return nil
+	})
+	return e.linkModesSet(ae, fmt.Sprintf("%s: advertise %v", iface, modes))
+}

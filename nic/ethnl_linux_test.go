@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/mdlayher/genetlink"
@@ -190,4 +191,153 @@ func FuzzParseNetlink(f *testing.F) {
 		parseFeatures(b, names)
 		parseFeatures(b, []string{"a", "b"})
 	})
+}
+
+// TestSetAdvertisedRequest: the speed matrix's write and its restore on the wire, as the
+// kernel's linkmodes.c reads them: autoneg on, and a verbose NOMASK bitset naming exactly
+// the modes (others cleared).
+func TestSetAdvertisedRequest(t *testing.T) {
+	fam := genetlink.Family{ID: 0x1c, Version: 1, Name: unix.ETHTOOL_GENL_NAME}
+	var got [][]string
+	c := genltest.Dial(genltest.ServeFamily(fam, func(greq genetlink.Message, nreq netlink.Message) ([]genetlink.Message, error) {
+		if len(nreq.Data) == 0 {
+			return nil, nil // nltest asking for more after the acknowledgement: nothing
+		}
+		if greq.Header.Command != unix.ETHTOOL_MSG_LINKMODES_SET {
+			t.Errorf("command %d, want LINKMODES_SET", greq.Header.Command)
+		}
+		if nreq.Header.Flags&netlink.Acknowledge == 0 {
+			t.Error("a set without an acknowledgement: its error would be lost")
+		}
+		ad, err := netlink.NewAttributeDecoder(greq.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var modes []string
+		autoneg, nomask := false, false
+		for ad.Next() {
+			switch ad.Type() {
+			case unix.ETHTOOL_A_LINKMODES_AUTONEG:
+				autoneg = ad.Uint8() == 1
+			case unix.ETHTOOL_A_LINKMODES_OURS:
+				ad.Nested(func(b *netlink.AttributeDecoder) error {
+					for b.Next() {
+						switch b.Type() {
+						case unix.ETHTOOL_A_BITSET_NOMASK:
+							nomask = true
+						case unix.ETHTOOL_A_BITSET_BITS:
+							b.Nested(func(bits *netlink.AttributeDecoder) error {
+								for bits.Next() {
+									bits.Nested(func(bit *netlink.AttributeDecoder) error {
+										for bit.Next() {
+											if bit.Type() == unix.ETHTOOL_A_BITSET_BIT_NAME {
+												modes = append(modes, bit.String())
+											}
+										}
+										return nil
+									})
+								}
+								return nil
+							})
+						}
+					}
+					return nil
+				})
+			}
+		}
+		if !autoneg || !nomask {
+			t.Errorf("autoneg %v nomask %v: want both", autoneg, nomask)
+		}
+		got = append(got, modes)
+		if len(modes) == 1 && modes[0] == "10baseT/Half" {
+			return nil, genltest.Error(int(unix.EINVAL))
+		}
+		return nil, genltest.Error(0) // the kernel's acknowledgement
+	}))
+	defer c.Close()
+	e := &ethnl{c: c, family: fam}
+	orig := []string{"10baseT/Half", "10baseT/Full", "100baseT/Half", "100baseT/Full", "1000baseT/Full"}
+	if err := e.setAdvertised("eth0", []string{"100baseT/Full"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.setAdvertised("eth0", orig); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !reflect.DeepEqual(got[0], []string{"100baseT/Full"}) || !reflect.DeepEqual(got[1], orig) {
+		t.Errorf("requests %v", got)
+	}
+	if err := e.setAdvertised("eth0", []string{"10baseT/Half"}); err == nil || !strings.Contains(err.Error(), "advertise [10baseT/Half]") {
+		t.Errorf("a refused set: %v", err)
+	}
+}
+
+// setForced asks for autonegotiation off with the speed and duplex, and nothing else
+// (no link-mode bitset: the kernel keeps the advertisement for when autonegotiation
+// comes back); setAutoneg for autonegotiation on alone.
+func TestSetForcedRequest(t *testing.T) {
+	fam := genetlink.Family{ID: 0x1c, Version: 1, Name: unix.ETHTOOL_GENL_NAME}
+	type req struct {
+		dev           string
+		autoneg, dplx int
+		speed         uint32
+		hasOurs       bool
+	}
+	var got []req
+	c := genltest.Dial(genltest.ServeFamily(fam, func(greq genetlink.Message, nreq netlink.Message) ([]genetlink.Message, error) {
+		if len(nreq.Data) == 0 {
+			return nil, nil
+		}
+		if greq.Header.Command != unix.ETHTOOL_MSG_LINKMODES_SET || nreq.Header.Flags&netlink.Acknowledge == 0 {
+			t.Errorf("command %d flags %v: want an acknowledged LINKMODES_SET", greq.Header.Command, nreq.Header.Flags)
+		}
+		ad, err := netlink.NewAttributeDecoder(greq.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := req{autoneg: -1, dplx: -1}
+		for ad.Next() {
+			switch ad.Type() {
+			case unix.ETHTOOL_A_LINKMODES_HEADER:
+				ad.Nested(func(h *netlink.AttributeDecoder) error {
+					for h.Next() {
+						if h.Type() == unix.ETHTOOL_A_HEADER_DEV_NAME {
+							r.dev = h.String()
+						}
+					}
+					return nil
+				})
+			case unix.ETHTOOL_A_LINKMODES_AUTONEG:
+				r.autoneg = int(ad.Uint8())
+			case unix.ETHTOOL_A_LINKMODES_SPEED:
+				r.speed = ad.Uint32()
+			case unix.ETHTOOL_A_LINKMODES_DUPLEX:
+				r.dplx = int(ad.Uint8())
+			case unix.ETHTOOL_A_LINKMODES_OURS:
+				r.hasOurs = true
+			}
+		}
+		got = append(got, r)
+		if r.speed == 10 {
+			return nil, genltest.Error(int(unix.EOPNOTSUPP))
+		}
+		return nil, genltest.Error(0)
+	}))
+	defer c.Close()
+	e := &ethnl{c: c, family: fam}
+	if err := e.setForced("eth0", 1000, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.setForced("eth0", 100, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.setAutoneg("eth0"); err != nil {
+		t.Fatal(err)
+	}
+	want := []req{{"eth0", 0, 1, 1000, false}, {"eth0", 0, 0, 100, false}, {"eth0", 1, -1, 0, false}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("requests %+v, want %+v", got, want)
+	}
+	if err := e.setForced("eth0", 10, false); err == nil || !strings.Contains(err.Error(), "eth0: autoneg off, speed 10, duplex half") {
+		t.Errorf("a refused set: %v", err)
+	}
 }

@@ -189,5 +189,6 @@ func (r *Reader) readOne(root fsRoot, l LinkAnswer, plat Platform, sysctl map[st
 		return nil, fmt.Errorf("interface %q: %w", l.Name, err)
 	}
 	ifc.Platform.PCIe = root.readPCIe(l.Name)
+	ifc.PHY = root.readPHY(l.Name)
 	return ifc, nil
 }

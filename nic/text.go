@@ -104,6 +104,15 @@ func textIdentity(r report, ifc *Interface) {
 		perm = *ifc.PermMAC
 	}
 	r.row("mac", "%s  (permanent %s)", orDash(ifc.MAC), perm)
+	if p := ifc.PHY; p != nil {
+		addr := "-"
+		if p.Address != nil {
+			addr = strconv.Itoa(*p.Address)
+		}
+		r.row("phy", "%s  id %s  driver %s  address %s  %s", p.Device, orDash(p.ID), orDash(p.Driver), addr, orDash(p.Interface))
+	} else {
+		r.row("phy", "none (no PHY bound: a virtual port or a fixed link)")
+	}
 }
 
 func textLink(r report, ifc *Interface) {

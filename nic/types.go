@@ -19,10 +19,12 @@ type Interface struct {
 	PermMAC *string `json:"perm_mac"`
 	Driver  *Driver `json:"driver"`
 	Link    Link    `json:"link"`
-	MTU     int     `json:"mtu"`
-	MinMTU  *int    `json:"min_mtu"`
-	MaxMTU  *int    `json:"max_mtu"`
-	Flags   Flags   `json:"flags"`
+	// PHY is the PHY phylib bound (nil: none, as on a virtual port).
+	PHY    *PHY  `json:"phy"`
+	MTU    int   `json:"mtu"`
+	MinMTU *int  `json:"min_mtu"`
+	MaxMTU *int  `json:"max_mtu"`
+	Flags  Flags `json:"flags"`
 	// NumRxQueues and NumTxQueues are the queues the device was created with.
 	NumRxQueues int       `json:"num_rx_queues"`
 	NumTxQueues int       `json:"num_tx_queues"`

@@ -19,6 +19,15 @@ type Setter interface {
 	SetFeatures(iface string, want map[string]bool) error
 	SetMTU(iface string, mtu int) error
 	SetPromisc(iface string, on bool) error
+	// SetAdvertised makes the PHY advertise exactly these link modes (ethtool's names,
+	// 100baseT/Full), autonegotiating.
+	SetAdvertised(iface string, modes []string) error
+	// SetForced turns autonegotiation off with the link forced to speed (Mb/s) and
+	// duplex (ethtool -s IFACE autoneg off speed S duplex D).
+	SetForced(iface string, speedMbps int, full bool) error
+	// SetAutoneg turns autonegotiation back on with the modes advertised before
+	// (ethtool -s IFACE autoneg on).
+	SetAutoneg(iface string) error
 }
 
 // ErrKnobAbsent is returned by WriteFile for a knob file the kernel does not have.

@@ -82,3 +82,29 @@ func (k *liveKernel) SetPromisc(iface string, on bool) error {
 	}
 	return netlink.SetPromiscOff(l)
 }
+
+// SetAdvertised implements Setter (ethtool -s IFACE advertise ... autoneg on), over
+// ethtool netlink only: the ioctl's link settings are a fixed bitmap of the old modes.
+func (k *liveKernel) SetAdvertised(iface string, modes []string) error {
+	if k.nl == nil {
+		return fmt.Errorf("%s: setting the advertised link modes needs ethtool netlink (Linux 5.6 and later)", iface)
+	}
+	return k.nl.setAdvertised(iface, modes)
+}
+
+// SetForced implements Setter (ethtool -s IFACE autoneg off speed S duplex D), over
+// ethtool netlink only, as SetAdvertised.
+func (k *liveKernel) SetForced(iface string, speedMbps int, full bool) error {
+	if k.nl == nil {
+		return fmt.Errorf("%s: forcing the link needs ethtool netlink (Linux 5.6 and later)", iface)
+	}
+	return k.nl.setForced(iface, speedMbps, full)
+}
+
+// SetAutoneg implements Setter (ethtool -s IFACE autoneg on), over ethtool netlink only.
+func (k *liveKernel) SetAutoneg(iface string) error {
+	if k.nl == nil {
+		return fmt.Errorf("%s: turning autonegotiation on needs ethtool netlink (Linux 5.6 and later)", iface)
+	}
+	return k.nl.setAutoneg(iface)
+}

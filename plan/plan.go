@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -383,6 +384,9 @@ func (ps *parser) step(sn *yaml.Node, p *Plan) (Step, error) {
 func keyed(id, key string, err error) string {
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
+		if msg := yamlMsg(err); !strings.Contains(msg, " is not a key") {
+			return fmt.Sprintf("step %q: %s: %s", id, key, msg)
+		}
 		return fmt.Sprintf("step %q: %s", id, yamlMsg(err))
 	}
 	return key + ": " + err.Error()
@@ -423,5 +427,25 @@ func yamlMsg(err error) string {
 			s = rest // the line is the plan's, given in front
 		}
 	}
-	return strings.ReplaceAll(s, "cannot unmarshal !!str", "want a number, not the text")
+	if m := unmarshalRe.FindStringSubmatch(s); m != nil {
+		what := "a number"
+		switch {
+		case m[3] == "bool":
+			what = "true or false"
+		case strings.HasPrefix(m[3], "[]"):
+			what = "a list ([a, b])"
+		case strings.HasPrefix(m[3], "map"):
+			what = "a mapping"
+		case m[3] == "string":
+			what = "a text"
+		}
+		if m[1] == "str" {
+			return fmt.Sprintf("want %s, not the text %s", what, m[2])
+		}
+		return fmt.Sprintf("want %s, not %s", what, m[2])
+	}
+	return s
 }
+
+// unmarshalRe is YAML's type error: "cannot unmarshal !!str `fast` into int".
+var unmarshalRe = regexp.MustCompile("cannot unmarshal !!(\\w+) (`.*`|[^ ]*) into (\\S+)")

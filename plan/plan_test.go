@@ -52,7 +52,7 @@ func TestParseRefuses(t *testing.T) {
 		{"steps:\n  - id: l\n    type: link\n    speed_mbps: 1\n    speed_mbps: 2\n", `t.yaml:5: "speed_mbps" is given twice in a step`},
 		{"steps:\n  - id: l\n    type: link\n    wait: 10\n", `t.yaml:4: wait: "10": want a duration with its unit`},
 		{"steps:\n  - id: l\n    type: link\n    wait: -1s\n", `t.yaml:4: wait: "-1s": want a positive duration`},
-		{"steps:\n  - id: l\n    type: link\n    speed_mbps: fast\n", "t.yaml:4: step \"l\": want a number, not the text"},
+		{"steps:\n  - id: l\n    type: link\n    speed_mbps: fast\n", "t.yaml:4: step \"l\": speed_mbps: want a number, not the text `fast`"},
 		{"steps:\n  - id: l\n    type: link\n    colour: red\n", "t.yaml:4: step \"l\": field colour is not a key"},
 		{"steps:\n  - id: l\n    type: link\n    speed_mbps: -5\n", `t.yaml:2: step "l": speed_mbps -5: want 0 or more`},
 		{"steps:\n  - id: l\n    type: ping\n", `unknown type "ping" (have link)`},

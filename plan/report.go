@@ -17,7 +17,8 @@ type StepResult struct {
 	ID       string             `json:"id"`
 	Type     string             `json:"type"`
 	Pass     bool               `json:"pass"`
-	Summary  string             `json:"summary"` // measured against threshold, one line
+	Skipped  bool               `json:"skipped,omitempty"` // could not apply here (a pass): Summary says why
+	Summary  string             `json:"summary"`           // measured against threshold, one line
 	Reason   string             `json:"reason,omitempty"`
 	Measured map[string]float64 `json:"measured,omitempty"`
 	Seconds  float64            `json:"seconds"`
@@ -26,13 +27,18 @@ type StepResult struct {
 
 // Report is what a run produces.
 type Report struct {
-	Schema    int                `json:"schema_version"`
-	ID        string             `json:"id"`
-	Verdict   string             `json:"verdict"` // PASS or FAIL
-	Board     string             `json:"board"`
-	Model     string             `json:"model,omitempty"`
-	Serial    string             `json:"serial"`
-	MAC       string             `json:"mac"`
+	Schema  int    `json:"schema_version"`
+	ID      string `json:"id"`
+	Verdict string `json:"verdict"` // PASS or FAIL
+	Board   string `json:"board"`
+	Model   string `json:"model,omitempty"`
+	Serial  string `json:"serial"`
+	// SerialSource says where the serial came from: operator, kernel command line,
+	// device tree, eeprom, soc or mac.
+	SerialSource string `json:"serial_source,omitempty"`
+	MAC          string `json:"mac"`
+	// MACSource says where the port's MAC came from, as the identity step found it.
+	MACSource string             `json:"mac_source,omitempty"`
 	Interface string             `json:"interface"`
 	Linerate  string             `json:"linerate_version"`
 	Started   time.Time          `json:"started"`
@@ -116,6 +122,7 @@ type junitSuite struct {
 	Name      string      `xml:"name,attr"`
 	Tests     int         `xml:"tests,attr"`
 	Failures  int         `xml:"failures,attr"`
+	Skipped   int         `xml:"skipped,attr,omitempty"`
 	Time      string      `xml:"time,attr"`
 	Timestamp string      `xml:"timestamp,attr"`
 	Hostname  string      `xml:"hostname,attr"`
@@ -133,7 +140,12 @@ type junitCase struct {
 	Classname string        `xml:"classname,attr"`
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitFailure struct {
@@ -151,6 +163,10 @@ func (r *Report) JUnit() ([]byte, error) {
 		Props: []junitProp{{"board", r.Board}, {"serial", r.Serial}, {"mac", r.MAC}, {"interface", r.Interface}, {"verdict", r.Verdict}, {"linerate", r.Linerate}}}
 	for _, st := range r.Steps {
 		c := junitCase{Name: st.ID + " [" + r.Serial + "]", Classname: "linerate." + r.Board + "." + st.Type, Time: fmt.Sprintf("%.3f", st.Seconds), SystemOut: st.Summary}
+		if st.Skipped {
+			s.Skipped++
+			c.Skipped = &junitSkipped{Message: st.Summary}
+		}
 		if !st.Pass {
 			s.Failures++
 			msg := st.Summary

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/zynqnet/linerate/internal/atomicfile"
 	"github.com/zynqnet/linerate/internal/consolecap"
 	"github.com/zynqnet/linerate/nic"
 )
@@ -151,4 +152,30 @@ func (s Source) Interfaces(ifaces []string) (_ []*nic.Interface, err error) {
 	}
 	defer closeFn()
 	return r.Read(ifaces...)
+}
+
+// CaptureFile captures the interfaces (none: every one but loopback), twice, interval
+// apart, into the archive out, and says what it wrote.
+func CaptureFile(ctx context.Context, api string, interval time.Duration, ifaces []string, version, out string) (string, error) {
+	archive, m, n, err := Capture(ctx, api, interval, ifaces, version)
+	if err != nil {
+		return "", err
+	}
+	if err := atomicfile.Write(out, archive, 0o644); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("wrote %s: %d entries, %d bytes, interfaces %v, %v between samples\n", out, n, len(archive), m.Interfaces, interval), nil
+}
+
+// FromConsoleFile takes the snapshot a board printed on its console out of the log (as
+// FromConsole does) into the archive out, and says what it wrote.
+func FromConsoleFile(logFile, out string) (string, error) {
+	archive, m, err := FromConsole(logFile)
+	if err != nil {
+		return "", err
+	}
+	if err := atomicfile.Write(out, archive, 0o644); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("wrote %s: %d bytes, interfaces %v, %v between samples, taken by linerate %s\n", out, len(archive), m.Interfaces, m.Interval(), m.Version), nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zynqnet/linerate/internal/atomicfile"
+	"github.com/zynqnet/linerate/internal/readall"
 	"github.com/zynqnet/linerate/nic"
 )
 
@@ -108,11 +109,19 @@ func DefaultStateDir() string {
 	return "/run/linerate"
 }
 
-func (s Store) path(iface string) string { return filepath.Join(s.Dir, "tune-"+iface+".json") }
+func (s Store) path(iface string) string {
+	p := filepath.Join(s.Dir, "tune-"+iface+".json")
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
 
 // Load reads the journal of iface; nil when there is none.
-func (s Store) Load(iface string) (*Journal, error) {
-	b, err := os.ReadFile(s.path(iface))
+func (s Store) Load(iface string) (*Journal, error) { return loadJournal(s.path(iface)) }
+
+func loadJournal(p string) (*Journal, error) {
+	b, err := readall.File(p, 16<<20)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -121,12 +130,18 @@ func (s Store) Load(iface string) (*Journal, error) {
 	}
 	var j Journal
 	if err := json.Unmarshal(b, &j); err != nil {
-		return nil, fmt.Errorf("journal %s is damaged: %w (its knobs must be restored by hand)", s.path(iface), err)
+		return nil, fmt.Errorf("journal %s is damaged: %w (its knobs must be restored by hand)", p, err)
 	}
 	if j.Format != JournalFormat {
-		return nil, fmt.Errorf("journal %s has format %d, this linerate reads %d", s.path(iface), j.Format, JournalFormat)
+		return nil, fmt.Errorf("journal %s has format %d, this linerate reads %d", p, j.Format, JournalFormat)
 	}
 	return &j, nil
+}
+
+// temporary says the journal holds changes meant to be given back when their command
+// ends (a sweep's point, a PHY loopback test): left behind, they are no one's settings.
+func (j *Journal) temporary() bool {
+	return slices.ContainsFunc(j.Entries, func(c Change) bool { return c.Temporary })
 }
 
 // Save writes the journal atomically: a temporary file, fsync, rename, fsync of the
@@ -139,14 +154,21 @@ func (s Store) Save(j *Journal) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(s.path(j.Iface), b, 0o644)
+	if err := atomicfile.Write(s.path(j.Iface), b, 0o644); err != nil {
+		return err
+	}
+	noteJournal(j.Iface, s.path(j.Iface), false)
+	return nil
 }
 
 // Remove deletes the journal of iface.
 func (s Store) Remove(iface string) error {
 	err := os.Remove(s.path(iface))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		err = nil
+	}
+	if err == nil {
+		noteJournal(iface, s.path(iface), true)
 	}
 	return err
 }
@@ -212,10 +234,11 @@ func Apply(ctx context.Context, sys *System, store Store, plan *Plan) error {
 		for i := range j.Entries {
 			if j.Entries[i].Knob == c.Knob {
 				j.Entries[i].New, found = c.New, true // keep the first Old: what the user had
+				j.Entries[i].Temporary = j.Entries[i].Temporary || plan.Temporary
 			}
 		}
 		if !found {
-			j.Entries = append(j.Entries, Change{Knob: c.Knob, Old: c.Old, New: c.New})
+			j.Entries = append(j.Entries, Change{Knob: c.Knob, Old: c.Old, New: c.New, Temporary: plan.Temporary})
 		}
 	}
 	j.Entries = append(queueSettings(sys, plan, j.Entries), j.Entries...)
@@ -403,6 +426,32 @@ func restore(ctx context.Context, sys *System, iface string, changes []Change) e
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// RevertKnobs gives back the named knobs of iface's journal (the values they had before
+// linerate first changed them) and takes them out of it: a temporary change ends while
+// the user's own tune stays. The journal goes when nothing is left in it.
+func RevertKnobs(ctx context.Context, sys *System, store Store, iface string, knobs []string) error {
+	j, err := store.Load(iface)
+	if err != nil || j == nil {
+		return err
+	}
+	var back, keep []Change
+	for _, e := range j.Entries {
+		if slices.Contains(knobs, e.Knob) {
+			back = append(back, e)
+		} else {
+			keep = append(keep, e)
+		}
+	}
+	if err := restore(ctx, sys, iface, back); err != nil {
+		return fmt.Errorf("give back %s of %s: %w (journal %s kept; run 'linerate revert %s')", strings.Join(knobs, ", "), iface, err, store.Path(iface), iface)
+	}
+	if len(keep) == 0 {
+		return store.Remove(iface)
+	}
+	j.Entries = keep
+	return store.Save(j)
 }
 
 // ErrNothingToRevert is returned by Revert when an interface has no journal.

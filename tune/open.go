@@ -64,11 +64,18 @@ type Job struct {
 // through (every knob then restored); the error is why there was no plan at all.
 func (j Job) Tune(ctx context.Context, p *Profile, dryRun bool) (*Result, error) {
 	store := StoreAt(j.StateDir)
-	lock, err := store.Acquire(j.Iface, j.LockWait)
-	if err != nil {
-		return nil, err
+	if !dryRun || j.Root == "" {
+		// A dry run over a captured tree touches nothing of this machine, its locks
+		// included.
+		lock, err := store.Acquire(j.Iface, j.LockWait)
+		if err != nil {
+			return nil, err
+		}
+		defer lock.Release()
+		if err := lock.Pending(j.Iface); err != nil && !dryRun {
+			return nil, err
+		}
 	}
-	defer lock.Release()
 	sys, r, closeFn, err := Open(j.Root, j.API, j.CarrierTimeout)
 	if err != nil {
 		return nil, err

@@ -35,6 +35,9 @@ type Change struct {
 	Old  string `json:"old"`
 	New  string `json:"new"`
 	Line int    `json:"line,omitempty"`
+	// Temporary marks a change its command gives back when it ends (a sweep's point, a
+	// PHY in loopback): left in a journal, it blocks other changes until reverted.
+	Temporary bool `json:"temporary,omitempty"`
 }
 
 // Skip is a setting that does not apply here, with why.
@@ -51,6 +54,8 @@ type Plan struct {
 	Changes []Change `json:"changes"`
 	Skipped []Skip   `json:"skipped"`
 	Notes   []string `json:"notes,omitempty"`
+	// Temporary: the plan's changes are given back when its command ends (Change).
+	Temporary bool `json:"-"`
 }
 
 // expansion is Expand's result.

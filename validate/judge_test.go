@@ -8,9 +8,11 @@ import (
 
 	"github.com/zynqnet/linerate/curve"
 	"github.com/zynqnet/linerate/doctor"
+	"github.com/zynqnet/linerate/experiment"
 	"github.com/zynqnet/linerate/netperf/frames"
 	"github.com/zynqnet/linerate/netperf/iperf3"
 	"github.com/zynqnet/linerate/netperf/rfc2544"
+	"github.com/zynqnet/linerate/nic"
 	"github.com/zynqnet/linerate/plan"
 	"github.com/zynqnet/linerate/tune"
 )
@@ -55,6 +57,22 @@ func TestJudgeLink(t *testing.T) {
 		{"half duplex", step, LinkMeasurement{Carrier: true, SpeedMbps: 1000, Duplex: "half"}, false, "half duplex, want full"},
 		{"no speed asked", any, LinkMeasurement{Carrier: true, SpeedMbps: 10, Duplex: "half"}, true, ""},
 	}
+	matrix := &Link{CarrierWithin: plan.Duration(5 * time.Second), Speeds: []int{100, 1000}}
+	cases = append(cases, []struct {
+		name   string
+		s      *Link
+		m      LinkMeasurement
+		pass   bool
+		reason string
+	}{
+		{"matrix", matrix, LinkMeasurement{Carrier: true, SpeedMbps: 1000, Duplex: "full", Matrix: []experiment.SpeedPoint{
+			{Want: 100, Got: 100, Restored: true}, {Want: 1000, Got: 1000, Restored: true}}}, true, ""},
+		{"PHY ignores the advertisement", matrix, LinkMeasurement{Carrier: true, SpeedMbps: 1000, Duplex: "full", Matrix: []experiment.SpeedPoint{
+			{Want: 100, Got: 1000, Restored: true, Error: "the link came up at 1000 Mbit/s, not 100 Mbit/s: the PHY ignores the advertisement"}, {Want: 1000, Got: 1000, Restored: true}}}, false, "100 Mbit/s: the link came up at 1000 Mbit/s"},
+		{"advertisement kept", matrix, LinkMeasurement{Carrier: true, SpeedMbps: 1000, Duplex: "full", Matrix: []experiment.SpeedPoint{
+			{Want: 100, Got: 100, Restored: false}}}, false, "was not given back"},
+		{"no link modes", matrix, LinkMeasurement{Carrier: true, SpeedMbps: 10000, Duplex: "full", MatrixErr: errors.New("eth0 has no link modes")}, false, "speed matrix: eth0 has no link modes"},
+	}...)
 	for _, c := range cases {
 		o := c.s.Judge(c.m)
 		check(t, c.name, o, c.pass, c.reason, nil)
@@ -211,5 +229,146 @@ func TestJudgeSweep(t *testing.T) {
 	kept := &curve.Result{Knob: "rings.rx", Points: ok.Points}
 	if o := s.Judge(kept); o.Pass || !strings.Contains(o.Reason, "not given back") {
 		t.Errorf("not restored: %+v", o)
+	}
+}
+
+func TestJudgeIdentity(t *testing.T) {
+	plain := &Identity{}
+	strict := &Identity{ExpectOUI: []string{"00:0a:35", "a0:36:9f"}, SerialPattern: `ZC-[0-9]{6}`, PlaceholderMACs: []string{"a0:36:9f:00:00:01"}}
+	local := &Identity{AllowLocalMAC: true}
+	for _, s := range []*Identity{plain, strict, local} {
+		if err := s.Check(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good := IdentityFacts{MAC: "00:0a:35:12:34:56", Serial: "ZC-000042", SerialSource: "kernel command line"}
+	with := func(f IdentityFacts, edit func(*IdentityFacts)) IdentityFacts { edit(&f); return f }
+	cases := []struct {
+		name   string
+		s      *Identity
+		f      IdentityFacts
+		eeprom bool
+		pass   bool
+		reason string
+		source string
+	}{
+		{"good", strict, good, false, true, "", "kernel"},
+		{"xilinx placeholder", plain, with(good, func(f *IdentityFacts) { f.MAC = "00:0a:35:00:01:22" }), false, false, "is a placeholder (U-Boot's hard-coded ethaddr)", ""},
+		{"plan's placeholder", strict, with(good, func(f *IdentityFacts) { f.MAC = "a0:36:9f:00:00:01" }), false, false, "placeholder", ""},
+		{"all zero", plain, with(good, func(f *IdentityFacts) { f.MAC = "00:00:00:00:00:00" }), false, false, "none was programmed", ""},
+		{"broadcast", plain, with(good, func(f *IdentityFacts) { f.MAC = "ff:ff:ff:ff:ff:ff" }), false, false, "broadcast", ""},
+		{"multicast", plain, with(good, func(f *IdentityFacts) { f.MAC = "01:00:5e:00:00:01" }), false, false, "multicast", ""},
+		{"local", plain, with(good, func(f *IdentityFacts) { f.MAC = "52:54:00:12:34:56" }), false, false, "locally administered", ""},
+		{"local allowed", local, with(good, func(f *IdentityFacts) { f.MAC = "52:54:00:12:34:56" }), false, true, "", "kernel"},
+		{"other OUI", strict, with(good, func(f *IdentityFacts) { f.MAC = "00:1b:21:12:34:56" }), false, false, "outside the expected OUIs (00:0a:35, a0:36:9f)", ""},
+		{"second OUI", strict, with(good, func(f *IdentityFacts) { f.MAC = "a0:36:9f:12:34:56" }), false, true, "", ""},
+		{"device tree agrees", plain, with(good, func(f *IdentityFacts) { f.DTMAC, f.DTProp = f.MAC, "local-mac-address" }), false, true, "", "device tree (local-mac-address)"},
+		{"device tree differs", plain, with(good, func(f *IdentityFacts) { f.DTMAC, f.DTProp = "00:0a:35:99:99:99", "mac-address" }), false, false, "the device tree's mac-address says 00:0a:35:99:99:99", ""},
+		{"eeprom agrees", plain, with(good, func(f *IdentityFacts) { f.EEPROMMAC = f.MAC }), true, true, "", "eeprom"},
+		{"eeprom differs", plain, with(good, func(f *IdentityFacts) { f.EEPROMMAC = "00:0a:35:00:00:07" }), true, false, "the board's EEPROM holds 00:0a:35:00:00:07", ""},
+		{"eeprom blank", plain, with(good, func(f *IdentityFacts) { f.EEPROMNote = "blank: its MAC cell was never programmed" }), true, false, "EEPROM MAC: blank", ""},
+		{"no eeprom to compare", plain, with(good, func(f *IdentityFacts) { f.EEPROMNote = "the board profile names no EEPROM" }), false, true, "", "kernel"},
+		{"serial off pattern", strict, with(good, func(f *IdentityFacts) { f.Serial = "ZC-42" }), false, false, `serial "ZC-42" (kernel command line) does not match`, ""},
+		{"serial pattern anchored", strict, with(good, func(f *IdentityFacts) { f.Serial = "xZC-000042" }), false, false, "does not match", ""},
+		{"not a MAC", plain, with(good, func(f *IdentityFacts) { f.MAC = "" }), false, false, "not an Ethernet MAC", ""},
+	}
+	for _, c := range cases {
+		o := c.s.Judge(c.f, c.eeprom)
+		check(t, c.name, o, c.pass, c.reason, nil)
+		if got := o.Detail.(IdentityFacts).MACSource; c.source != "" && got != c.source {
+			t.Errorf("%s: MAC source %q, want %q", c.name, got, c.source)
+		}
+	}
+	for _, bad := range []*Identity{{PlaceholderMACs: []string{"00:0a"}}, {ExpectOUI: []string{"xyz"}}, {SerialPattern: "("}} {
+		if err := bad.Check(nil); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
+
+func TestJudgePHY(t *testing.T) {
+	marvell := &nic.Registers{Address: 7, BMCR: 0x1140, BMSR: 0x796d, ID1: 0x0141, ID2: 0x0cc2}
+	sysfs := &nic.PHY{Device: "e000b000.ethernet-ffffffff:07", ID: "0x01410cc2", Driver: "Marvell 88E1116R"}
+	generic := &nic.PHY{Device: sysfs.Device, ID: sysfs.ID, Driver: "Generic PHY"}
+	full := &PHY{Loopback: true, ExpectPHYID: "0x1410CC2", ExpectDriver: "Marvell 88E1116R"}
+	required := &PHY{Loopback: true, Required: true}
+	plain := &PHY{}
+	for _, s := range []*PHY{full, required, plain} {
+		if err := s.Check(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if full.Frames != 1000 || full.ExpectPHYID != "0x01410cc2" {
+		t.Fatalf("defaults: %+v", full)
+	}
+	back := func(n, corrupted uint64, restored bool) *experiment.LoopbackResult {
+		return &experiment.LoopbackResult{Sent: 1000, Received: n, Corrupted: corrupted, Before: "0x1140", Loop: "0x4140", After: map[bool]string{true: "0x1140", false: "0x4140"}[restored], Restored: restored}
+	}
+	veth := &experiment.PHY{Iface: "eth0", NoMII: "eth0's driver (veth) gives no MII access"}
+	cases := []struct {
+		name   string
+		s      *PHY
+		m      PHYMeasurement
+		pass   bool
+		skip   bool
+		reason string
+	}{
+		{"all back", full, PHYMeasurement{PHY: &experiment.PHY{Sysfs: sysfs, Registers: marvell}, Loopback: back(1000, 0, true)}, true, false, ""},
+		{"frames lost", full, PHYMeasurement{PHY: &experiment.PHY{Sysfs: sysfs, Registers: marvell}, Loopback: back(999, 0, true)}, false, false, "999 of 1000 frames back"},
+		{"corrupted", full, PHYMeasurement{PHY: &experiment.PHY{Sysfs: sysfs, Registers: marvell}, Loopback: back(1000, 1, true)}, false, false, "1 corrupted"},
+		{"not restored", full, PHYMeasurement{PHY: &experiment.PHY{Sysfs: sysfs, Registers: marvell}, Loopback: back(1000, 0, false)}, false, false, "BMCR reads 0x4140 after the test, was 0x1140"},
+		{"loopback error", full, PHYMeasurement{PHY: &experiment.PHY{Sysfs: sysfs, Registers: marvell}, Err: "carrier never came"}, false, false, "loopback: carrier never came"},
+		{"generic driver", full, PHYMeasurement{PHY: &experiment.PHY{Sysfs: generic, Registers: marvell}, Loopback: back(1000, 0, true)}, false, false, `driver "Generic PHY" bound, want "Marvell 88E1116R" (phylib's generic driver`},
+		{"other PHY", full, PHYMeasurement{PHY: &experiment.PHY{Sysfs: sysfs, Registers: &nic.Registers{ID1: 0x2000, ID2: 0xa231}}, Loopback: back(1000, 0, true)}, false, false, "PHY id 0x2000a231, want 0x01410cc2"},
+		{"another revision", full, PHYMeasurement{PHY: &experiment.PHY{Sysfs: sysfs, Registers: &nic.Registers{ID1: 0x0141, ID2: 0x0cc5}}, Loopback: back(1000, 0, true)}, true, false, ""},
+		{"no MII skips", full, PHYMeasurement{PHY: veth}, false, true, ""},
+		{"no MII required", required, PHYMeasurement{PHY: veth}, false, false, "no PHY to test on eth0: eth0's driver (veth) gives no MII access (the plan requires it)"},
+		{"sysfs only, no loopback", plain, PHYMeasurement{PHY: &experiment.PHY{Sysfs: sysfs, NoMII: "EPERM"}}, true, false, ""},
+	}
+	for _, c := range cases {
+		o := c.s.Judge(c.m)
+		if o.Skip != c.skip {
+			t.Errorf("%s: skip %v, want %v (%q)", c.name, o.Skip, c.skip, o.Summary)
+		}
+		if c.skip {
+			if !strings.Contains(o.Summary, "no MII access") {
+				t.Errorf("%s: a skip must say why: %q", c.name, o.Summary)
+			}
+			continue
+		}
+		check(t, c.name, o, c.pass, c.reason, nil)
+	}
+	for _, bad := range []*PHY{{ExpectPHYID: "marvell"}, {Frames: -1}, {Frames: 2_000_000}} {
+		if err := bad.Check(nil); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
+
+func TestJudgeStability(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 5, 0, time.UTC)
+	ev := func(kind, detail, excused string) nic.LinkEvent {
+		return nic.LinkEvent{Time: at, Kind: kind, Detail: "eth0 " + detail, Excused: excused}
+	}
+	s := &Stability{Ignore: []string{"rx_missed_errors"}}
+	cases := []struct {
+		name   string
+		events []nic.LinkEvent
+		downs  int
+		pass   bool
+		reason string
+	}{
+		{"quiet", nil, 0, true, ""},
+		{"flap", []nic.LinkEvent{ev("carrier-down", "carrier down", ""), ev("carrier-up", "carrier up after 1.02s", "")}, 1, false, "10:00:05.000 eth0 carrier down"},
+		{"our own bounce", []nic.LinkEvent{ev("carrier-down", "carrier down", "linerate was changing the port: tune"), ev("carrier-up", "carrier up after 2.00s", "linerate was changing the port: tune")}, 0, true, ""},
+		{"crc errors", []nic.LinkEvent{ev("counter", "rx_crc_errors +3", "")}, 0, false, "rx_crc_errors +3"},
+		{"ignored counter", []nic.LinkEvent{ev("counter", "rx_missed_errors +9", "")}, 0, true, ""},
+		{"speed drop", []nic.LinkEvent{ev("speed", "speed 1000 -> 100 Mb/s", "")}, 0, false, "speed 1000 -> 100"},
+		{"empty detail", []nic.LinkEvent{{Time: at, Kind: "counter", Detail: "eth0 "}}, 0, false, "not stable"},
+	}
+	for _, c := range cases {
+		w := &nic.WatchSummary{Iface: "eth0", Seconds: 10, Events: c.events, Downs: c.downs}
+		o := s.Judge(StabilityMeasurement{Watch: w, Traffic: "no traffic"})
+		check(t, c.name, o, c.pass, c.reason, map[string]float64{"carrier_downs": float64(c.downs)})
 	}
 }

@@ -26,10 +26,13 @@ var kinds = []struct {
 	new  func() Kind
 }{
 	{"link", func() Kind { return new(Link) }},
+	{"identity", func() Kind { return new(Identity) }},
+	{"phy", func() Kind { return new(PHY) }},
 	{"doctor", func() Kind { return new(Doctor) }},
 	{"tune", func() Kind { return new(Tune) }},
 	{"iperf3", func() Kind { return new(Iperf3) }},
 	{"frames", func() Kind { return new(Frames) }},
+	{"stability", func() Kind { return new(Stability) }},
 	{"counters", func() Kind { return new(Counters) }},
 	{"sweep", func() Kind { return new(Sweep) }},
 }

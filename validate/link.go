@@ -2,12 +2,15 @@ package validate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/zynqnet/linerate/experiment"
 	"github.com/zynqnet/linerate/nic"
 	"github.com/zynqnet/linerate/plan"
 )
@@ -17,10 +20,16 @@ type Link struct {
 	CarrierWithin plan.Duration `yaml:"carrier_within" json:"carrier_within,omitempty"`
 	SpeedMbps     int           `yaml:"speed_mbps" json:"speed_mbps,omitempty"`
 	Duplex        string        `yaml:"duplex" json:"duplex,omitempty"`
+	// Speeds is a speed matrix: the PHY advertises one speed at a time, the link must
+	// come up at it and carry frames (with a station), and the advertisement is given
+	// back exactly.
+	Speeds []int `yaml:"speeds" json:"speeds,omitempty"`
+
+	station bool // the plan has a station to send frames through
 }
 
 // Check defaults carrier_within to 10s and checks the speed and duplex asked for.
-func (s *Link) Check(*plan.Plan) error {
+func (s *Link) Check(p *plan.Plan) error {
 	if s.CarrierWithin == 0 {
 		s.CarrierWithin = plan.Duration(10 * time.Second)
 	}
@@ -33,11 +42,20 @@ func (s *Link) Check(*plan.Plan) error {
 	if s.SpeedMbps < 0 || s.SpeedMbps > 400000 {
 		return fmt.Errorf("speed_mbps %d: want a link speed up to 400000", s.SpeedMbps)
 	}
+	for _, sp := range s.Speeds {
+		if !slices.Contains([]int{10, 100, 1000, 2500, 5000, 10000}, sp) {
+			return fmt.Errorf("speeds: %d is not a BASE-T speed (10, 100, 1000, 2500, 5000, 10000)", sp)
+		}
+	}
+	s.station = p.Station.Address != ""
 	return nil
 }
 
-// Timeout: the wait for carrier and a little more.
-func (s *Link) Timeout() time.Duration { return s.CarrierWithin.D() + 5*time.Second }
+// Timeout: the wait for carrier, and per speed of a matrix two waits and a second of
+// frames.
+func (s *Link) Timeout() time.Duration {
+	return s.CarrierWithin.D() + 5*time.Second + time.Duration(len(s.Speeds))*(2*s.CarrierWithin.D()+15*time.Second)
+}
 
 // sysfs reads one of the port's /sys/class/net files ("" when it cannot).
 func (e Env) sysfs(name string) string {
@@ -59,7 +77,34 @@ func (s *Link) Run(ctx context.Context, e Env) (Outcome, error) {
 		}
 	}
 	speed, _ := strconv.Atoi(e.sysfs("speed"))
-	return s.Judge(LinkMeasurement{Carrier: true, After: time.Since(start), SpeedMbps: speed, Duplex: e.sysfs("duplex"), Operstate: e.sysfs("operstate")}), nil
+	m := LinkMeasurement{Carrier: true, After: time.Since(start), SpeedMbps: speed, Duplex: e.sysfs("duplex"), Operstate: e.sysfs("operstate")}
+	if len(s.Speeds) > 0 {
+		mx := experiment.SpeedMatrix{Iface: e.Iface, StateDir: e.StateDir, Speeds: s.Speeds, Duplex: s.Duplex, Wait: s.CarrierWithin.D(), Measure: func(ctx context.Context) (string, error) {
+			return e.speedFrames(ctx, s.station)
+		}}
+		m.Matrix, m.MatrixErr = mx.Run(ctx)
+	}
+	return s.Judge(m), nil
+}
+
+// speedFrames is a speed matrix's measurement: a second of frames through the station's
+// reflector (nothing without a station).
+func (e Env) speedFrames(ctx context.Context, station bool) (string, error) {
+	if !station {
+		return "no station: the link's speed only", nil
+	}
+	f := &Frames{Size: 512, Rate: "1000pps", Duration: plan.Duration(time.Second), MaxLossPct: new(float64)}
+	if err := f.Check(&plan.Plan{Station: e.Station}); err != nil {
+		return "", err
+	}
+	o, err := f.Run(ctx, e)
+	if err != nil {
+		return "", err
+	}
+	if !o.Pass {
+		return o.Summary, errors.New(o.Reason)
+	}
+	return o.Summary, nil
 }
 
 // LinkMeasurement is what the link step read.
@@ -69,6 +114,9 @@ type LinkMeasurement struct {
 	SpeedMbps int
 	Duplex    string
 	Operstate string
+	// Matrix is each speed of a speed matrix; MatrixErr why there is none.
+	Matrix    []experiment.SpeedPoint
+	MatrixErr error
 }
 
 // Judge: carrier within the step's time, at its speed and duplex.
@@ -96,5 +144,40 @@ func (s *Link) Judge(m LinkMeasurement) Outcome {
 	if len(want) > 0 {
 		o.Summary += " (want " + strings.Join(want, " ") + ")"
 	}
+	if len(s.Speeds) > 0 {
+		s.judgeMatrix(m, &o)
+	}
 	return o
+}
+
+// judgeMatrix: every speed came up as advertised, carried its frames, and the
+// advertisement was given back.
+func (s *Link) judgeMatrix(m LinkMeasurement, o *Outcome) {
+	o.Detail = m.Matrix
+	var done, bad []string
+	for _, p := range m.Matrix {
+		done = append(done, fmt.Sprintf("%d->%s", p.Want, mbps(p.Got)))
+		if p.Error != "" {
+			bad = append(bad, fmt.Sprintf("%d Mbit/s: %s", p.Want, p.Error))
+		}
+		if !p.Restored {
+			bad = append(bad, fmt.Sprintf("%d Mbit/s: the advertisement was not given back: run 'linerate revert'", p.Want))
+		}
+	}
+	if m.MatrixErr != nil {
+		bad = append(bad, "speed matrix: "+m.MatrixErr.Error())
+	}
+	o.Summary += "; speeds " + orDash(strings.Join(done, " "))
+	if len(bad) > 0 && o.Pass {
+		o.Pass, o.Reason = false, strings.Join(bad, "; ")
+	} else if len(bad) > 0 {
+		o.Reason += "; " + strings.Join(bad, "; ")
+	}
+}
+
+func mbps(n int) string {
+	if n <= 0 {
+		return "no link"
+	}
+	return strconv.Itoa(n)
 }

@@ -1,9 +1,11 @@
 package validate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -76,6 +78,95 @@ func TestValidationRunOnTree(t *testing.T) {
 	for _, ext := range []string{".json", ".xml"} {
 		if _, err := os.Stat(filepath.Join(dir, res.Report.ID+ext)); err != nil {
 			t.Errorf("report %s: %v", ext, err)
+		}
+	}
+}
+
+// identityTree is a captured ZCU102 tree: the port's MAC, its device-tree node's
+// local-mac-address, the identity EEPROM as an nvmem device (its MAC cell at 0x20, the
+// serial at 0) and the kernel command line.
+func identityTree(t *testing.T, kernelMAC, dtMAC, eepromMAC, eepromSerial, cmdline string) string {
+	t.Helper()
+	root := t.TempDir()
+	write := func(p string, b []byte) {
+		p = filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mac := func(s string) []byte {
+		hw, err := net.ParseMAC(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hw
+	}
+	write("sys/class/net/eth0/address", []byte(kernelMAC+"\n"))
+	write("proc/cmdline", []byte(cmdline+"\n"))
+	gem := "sys/firmware/devicetree/base/axi/ethernet@ff0e0000"
+	write(gem+"/local-mac-address", mac(dtMAC))
+	if err := os.Symlink("../../../firmware/devicetree/base/axi/ethernet@ff0e0000", filepath.Join(root, "sys/class/net/eth0/of_node")); err != nil {
+		t.Fatal(err)
+	}
+	node := "sys/firmware/devicetree/base/axi/i2c@ff030000/i2c-mux@74/i2c@0/eeprom@54"
+	write(node+"/compatible", []byte("atmel,24c08\x00"))
+	cells := bytes.Repeat([]byte{0xff}, 1024)
+	copy(cells, eepromSerial)
+	copy(cells[0x20:], mac(eepromMAC))
+	write("sys/bus/nvmem/devices/1-00540/nvmem", cells)
+	if err := os.Symlink("../../../../firmware/devicetree/base/axi/i2c@ff030000/i2c-mux@74/i2c@0/eeprom@54", filepath.Join(root, "sys/bus/nvmem/devices/1-00540/of_node")); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// The identity step over captured trees: what the kernel cannot hold on a veth (a
+// multicast MAC in the device tree, which the kernel refuses and replaces), the device
+// tree's and the EEPROM's MACs, and the serial's source in the report.
+func TestIdentityOnTree(t *testing.T) {
+	const step = "board: zcu102\ninterface: eth0\nsteps:\n  - id: identity\n    type: identity\n    expect_oui: [00:0a:35]\n    serial_pattern: 'ZCU-[0-9]{4}'\n"
+	for _, c := range []struct {
+		name                                string
+		kernel, dt, eeprom, serial, cmdline string
+		pass                                bool
+		want                                []string
+		serialSource, macSource             string
+	}{
+		{"all agree", "00:0a:35:01:02:03", "00:0a:35:01:02:03", "00:0a:35:01:02:03", "ZCU-0007", "console=ttyPS0", true, nil, "eeprom", "eeprom"},
+		{"serial on the command line", "00:0a:35:01:02:03", "00:0a:35:01:02:03", "00:0a:35:01:02:03", "ZCU-0007", "console=ttyPS0 linerate.serial=ZCU-1234", true, nil, "kernel command line", "eeprom"},
+		{"multicast in the device tree", "8a:1f:00:3c:4d:5e", "01:00:5e:00:00:01", "00:0a:35:01:02:03", "ZCU-0007", "", false,
+			[]string{"locally administered", "the device tree's local-mac-address says 01:00:5e:00:00:01", "the board's EEPROM holds 00:0a:35:01:02:03", "outside the expected OUIs"}, "eeprom", "kernel"},
+		{"EEPROM never programmed", "00:0a:35:00:01:22", "00:0a:35:00:01:22", "ff:ff:ff:ff:ff:ff", "", "", false,
+			[]string{"is a placeholder", "EEPROM MAC: blank", `serial "`}, "mac", "device tree (local-mac-address)"},
+		{"garbage serial", "00:0a:35:01:02:03", "00:0a:35:01:02:03", "00:0a:35:01:02:03", "\x1b[2JZCU", "", false, []string{"does not match"}, "mac", "eeprom"},
+	} {
+		p, err := Parse([]byte(step), "t.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		root := identityTree(t, c.kernel, c.dt, c.eeprom, c.serial, c.cmdline)
+		var console strings.Builder
+		res, err := (&Validation{Plan: p, Root: root, ReportDir: t.TempDir(), Console: &console, Version: "test"}).Run(context.Background())
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		r := res.Report
+		if (r.Verdict == "PASS") != c.pass {
+			t.Errorf("%s: verdict %s:\n%s", c.name, r.Verdict, console.String())
+		}
+		for _, w := range c.want {
+			if !strings.Contains(console.String(), w) {
+				t.Errorf("%s: the console does not say %q:\n%s", c.name, w, console.String())
+			}
+		}
+		if r.SerialSource != c.serialSource || r.MACSource != c.macSource || r.MAC != c.kernel {
+			t.Errorf("%s: serial %q from %q, MAC %s from %q; want from %q and %q", c.name, r.Serial, r.SerialSource, r.MAC, r.MACSource, c.serialSource, c.macSource)
+		}
+		if strings.ContainsRune(console.String(), 0x1b) {
+			t.Errorf("%s: an escape sequence reached the console", c.name)
 		}
 	}
 }

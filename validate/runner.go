@@ -12,7 +12,10 @@ import (
 
 // Outcome is what a step measured and concluded.
 type Outcome struct {
-	Pass     bool
+	Pass bool
+	// Skip says the step could not apply here and why (Summary): a port without MII
+	// access for a phy step that is not required. A skipped step passes.
+	Skip     bool
 	Summary  string             // measured against threshold, one line
 	Reason   string             // why it failed, when it did
 	Measured map[string]float64 // numbers for the report
@@ -63,7 +66,8 @@ func (r *Runner) Run(ctx context.Context) ([]plan.StepResult, []string, map[stri
 			o, err = runOne(budget, r.Do, s, grace)
 		}
 		res.Seconds = time.Since(start).Seconds()
-		res.Pass = err == nil && o.Pass
+		res.Pass = err == nil && (o.Pass || o.Skip)
+		res.Skipped = err == nil && o.Skip
 		res.Summary, res.Reason, res.Measured = o.Summary, o.Reason, o.Measured
 		if err != nil {
 			res.Reason = err.Error()
@@ -84,8 +88,11 @@ func (r *Runner) Run(ctx context.Context) ([]plan.StepResult, []string, map[stri
 		}
 		if r.Console != nil {
 			word := "PASS"
-			if !res.Pass {
+			switch {
+			case !res.Pass:
 				word = "FAIL"
+			case res.Skipped:
+				word = "SKIP"
 			}
 			line := res.Summary
 			if !res.Pass && res.Reason != "" && res.Reason != res.Summary {

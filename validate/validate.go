@@ -18,7 +18,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -73,6 +72,9 @@ type run struct {
 	counters map[string]uint64 // error counters at the start
 	doctor   json.RawMessage
 	cleanup  []func()
+	// serial and where it came from, as the header found them; the MAC's source as the
+	// identity step found it.
+	serial, serialSource, macSource string
 }
 
 // Env is what a step runs with: the run's shared state, the step's id (its figures are
@@ -113,7 +115,7 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 	r.flushSpool(ctx, up)
 	runner := &Runner{Plan: v.Plan, Console: v.Console, Do: r.do}
 	r.runSteps(ctx, runner, rep)
-	rep.Doctor = r.doctor
+	rep.Doctor, rep.MACSource = r.doctor, r.macSource
 	rep.Show = r.show()
 	settle(rep)
 	rep.Seconds = time.Since(start).Seconds()
@@ -188,10 +190,9 @@ func (r *run) header(ctx context.Context, start time.Time) (*plan.Report, error)
 	if id.Model != "" {
 		rep.Model = id.Model
 	}
-	if ifi, err := net.InterfaceByName(p.Interface); err == nil {
-		rep.MAC = ifi.HardwareAddr.String()
-	}
-	rep.Serial = firstOf(r.Serial, id.Serial, macSerial(rep.MAC), "unknown")
+	rep.MAC, _ = nic.ReadFile(r.Root, filepath.Join("sys/class/net", p.Interface, "address"))
+	rep.Serial, rep.SerialSource = r.pickSerial(id, rep.MAC)
+	r.serial, r.serialSource = rep.Serial, rep.SerialSource
 	if t, ok := stationTime(ctx, r.StationTLS, p.Station.ReportURL, r.StationURL); ok && start.Year() < 2020 {
 		// A board without a real-time clock boots in 1970: take the time of day from the
 		// station's HTTP Date header, for the report only (the system clock is left alone).
@@ -317,6 +318,30 @@ func stationTime(ctx context.Context, tc *tls.Config, urls ...string) (time.Time
 		}
 	}
 	return time.Time{}, false
+}
+
+// serial is the board's serial and where it came from: the operator's (--serial, the
+// console prompt), then the system's (kernel command line, device tree), the EEPROM's
+// where the board has one, the SoC's, else one made of the MAC.
+func (r *run) pickSerial(id board.Identity, mac string) (string, string) {
+	switch {
+	case r.Serial != "":
+		return r.Serial, board.SerialOperator
+	case id.Serial != "" && id.SerialSource != board.SerialSoC:
+		return id.Serial, id.SerialSource
+	}
+	if r.board != nil && r.board.EEPROM != nil {
+		if d, err := r.board.EEPROM.Read(r.Root); err == nil && d.Serial != "" {
+			return d.Serial, board.SerialEEPROM
+		}
+	}
+	switch {
+	case id.Serial != "":
+		return id.Serial, id.SerialSource
+	case mac != "":
+		return macSerial(mac), board.SerialMAC
+	}
+	return "unknown", ""
 }
 
 // bootID is the first 8 characters of the kernel's boot id, else of a random number.

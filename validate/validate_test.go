@@ -106,6 +106,17 @@ func TestParsePlanBad(t *testing.T) {
 		{"speed", "  - id: x\n    type: link\n    speed_mbps: 999999999\n", "speed_mbps 999999999"},
 		{"long duration", "  - id: x\n    type: iperf3\n    duration: 100h\n    min_mbps: 1\n", "duration 100h0m0s: want at most 1h0m0s"},
 		{"no id", "  - type: link\n", "no id"},
+		{"speed matrix", "  - id: x\n    type: link\n    speeds: [100, 123]\n", "speeds: 123 is not a BASE-T speed"},
+		{"identity OUI", "  - id: x\n    type: identity\n    expect_oui: [00:0a]\n", `expect_oui: "00:0a" is not an OUI`},
+		{"identity placeholder", "  - id: x\n    type: identity\n    placeholder_macs: [nope]\n", `placeholder_macs: "nope" is not a MAC`},
+		{"identity pattern", "  - id: x\n    type: identity\n    serial_pattern: \"ZC-[0-9\"\n", `serial_pattern "ZC-[0-9"`},
+		{"identity local as text", "  - id: x\n    type: identity\n    allow_local_mac: sometimes\n", "allow_local_mac"},
+		{"phy id", "  - id: x\n    type: phy\n    expect_phy_id: marvell\n", `expect_phy_id "marvell": want registers 2 and 3 as hex`},
+		{"phy frames", "  - id: x\n    type: phy\n    loopback: true\n    frames: 5000000\n", "frames 5000000: want 1..1000000"},
+		{"stability traffic", "  - id: x\n    type: stability\n    traffic: udp\n", `traffic "udp": want frames, tcp or none`},
+		{"stability short", "  - id: x\n    type: stability\n    duration: 10ms\n", "at least 1s"},
+		{"stability counter", "  - id: x\n    type: stability\n    ignore: [rx_bogus]\n", "rx_bogus"},
+		{"stability size", "  - id: x\n    type: stability\n    size: 20\n", "size 20"},
 	} {
 		_, err := Parse([]byte(goodPlan+tc.edit), "plan.yaml")
 		var pe *plan.Error
@@ -124,6 +135,7 @@ func TestParsePlanBad(t *testing.T) {
 		{"station:\n  port: -1\nsteps:\n  - id: a\n    type: link\n", "station.port -1"},
 		{"station:\n  reflector_mac: 02:00\nsteps:\n  - id: a\n    type: link\n", "station.reflector_mac"},
 		{"steps: [a: [", "plan.yaml"},
+		{"steps:\n  - id: a\n    type: stability\n", "give station.address"},
 	} {
 		_, err := Parse([]byte(tc.in), "plan.yaml")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -39,17 +39,14 @@ tester image, the QEMU machine that emulates it, its console and its GEM.`,
 				if err != nil {
 					return usageError("%v", err)
 				}
+				if !*env {
+					return b.WriteJSON(std.Stdout)
+				}
 				f, err := b.Facts()
 				if err != nil {
 					return err
 				}
-				if *env {
-					return f.WriteEnv(std.Stdout)
-				}
-				return writeJSON(std.Stdout, struct {
-					*board.Board
-					Facts board.Facts `json:"facts"`
-				}{b, f})
+				return f.WriteEnv(std.Stdout)
 			}
 		},
 	}

@@ -74,7 +74,7 @@ func runDoctor(ctx context.Context, stdout io.Writer, in doctor.Input, ifaces []
 		doctor.WriteText(stdout, rep)
 	}
 	if err == nil && rep.Failed() {
-		return &exitError{code: 1, err: errors.New("a finding failed")}
+		return cli.Fail(errors.New("a finding failed"))
 	}
 	return err
 }

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/zynqnet/linerate/doctor"
 	"github.com/zynqnet/linerate/internal/nstest"
@@ -155,6 +157,41 @@ func TestDoctorRulesInNamespace(t *testing.T) {
 		}
 		if rep, _ := doctorIn(t, ns, "--profile", "latency", "lr0"); hasFinding(rep, "lr0", "SOCKET_BUFFERS_SMALL") {
 			t.Error("SOCKET_BUFFERS_SMALL under the latency profile")
+		}
+	})
+
+	t.Run("LINK_UP_NO_RX", func(t *testing.T) {
+		noIPv6(t, ns, peer) // nothing of the peer's own (router solicitations) reaches lr0
+		send := func(ns *nstest.NS, iface string) *sync.WaitGroup {
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if o := cliIn(ns, "gen", iface, "--dst", "02:00:00:00:00:99", "--rate", "200pps", "--duration", "3s"); o.code != 0 {
+					t.Errorf("gen on %s: %s", iface, o.stderr)
+				}
+			}()
+			time.Sleep(300 * time.Millisecond)
+			return &wg
+		}
+		// lr0 sends 200 frames a second, the peer never answers.
+		wg := send(ns, "lr0")
+		rep, code := doctorIn(t, ns, "--interval", "2s", "lr0")
+		wg.Wait()
+		if !hasFinding(rep, "lr0", "LINK_UP_NO_RX") || code != 1 {
+			t.Errorf("a peer that never answers: exit %d, findings %+v", code, rep.Interfaces)
+		}
+		// Both send: lr0 hears.
+		wg, wg2 := send(ns, "lr0"), send(peer, "lr1")
+		rep, _ = doctorIn(t, ns, "--interval", "2s", "lr0")
+		wg.Wait()
+		wg2.Wait()
+		if hasFinding(rep, "lr0", "LINK_UP_NO_RX") {
+			t.Error("LINK_UP_NO_RX while the peer sends")
+		}
+		// An idle port (no frames either way) is no finding.
+		if rep, _ := doctorIn(t, ns, "--interval", "1s", "lr0"); hasFinding(rep, "lr0", "LINK_UP_NO_RX") {
+			t.Error("LINK_UP_NO_RX on an idle port")
 		}
 	})
 

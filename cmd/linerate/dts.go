@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/u-root/u-root/pkg/dt"
 	"github.com/zynqnet/linerate/dts"
 	"github.com/zynqnet/linerate/internal/atomicfile"
 	"github.com/zynqnet/linerate/internal/cli"
@@ -140,33 +138,7 @@ func dtsShow(pos []string, live bool, root string, asJSON bool, stdout io.Writer
 	if live == (len(pos) == 1) || len(pos) > 1 {
 		return usageError("give one FILE.dtb or --live")
 	}
-	var f *dt.FDT
-	var src string
-	var err error
-	if live {
-		if f, src, err = dts.ReadLive(root); err != nil {
-			return err
-		}
-	} else {
-		src = pos[0]
-		if f, _, err = dts.ReadFile(src); err != nil {
-			return err
-		}
-	}
-	gems := dts.GEMs(f)
-	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(struct {
-			Source     string    `json:"source"`
-			Model      string    `json:"model,omitempty"`
-			Compatible []string  `json:"compatible"`
-			GEMs       []dts.GEM `json:"gems"`
-		}{src, dts.PropString(f.RootNode, "model"), dts.PropStrings(f.RootNode, "compatible"), gems})
-	}
-	dts.WriteGEMsText(stdout, src, f)
-	return nil
+	return dts.Show(stdout, append(pos, "")[0], root, live, asJSON)
 }
 
 func dtsApplyCommand() *cli.Command {
@@ -209,7 +181,7 @@ func dtsApply(pos []string, name, remove, root string, stdout io.Writer) error {
 		}
 	}
 	if errors.Is(err, dts.ErrNoConfigfs) {
-		return &exitError{code: 1, err: err} // the kernel's limit, not the input's
+		return cli.Fail(err) // the kernel's limit, not the input's
 	}
 	return err
 }

@@ -28,9 +28,8 @@ payload checksum) out of IFACE through an AF_PACKET TX ring, bypassing the qdisc
 to the rate. Rates are Ethernet rates: 100% is line rate at the link's speed counting
 preamble and inter-frame gap (1 GbE: 1,488,095 frames/s at 64 bytes, 81,274 at 1518);
 bit rates count the same way. Frame sizes include the FCS. A run ends at --count frames
-or after --duration and then tells the sink how many were sent. With --cpus N, N
-senders each have their own TX ring, thread, stream (ID, ID+1, ...) and --flows source
-ports; the rate and --count are their total; the result gives the CPU time per frame.`,
+or after --duration and then tells the sink how many were sent; with --cpus N, N senders
+(streams ID, ID+1, ...) share the rate and the count, and the result gives CPU time.`,
 		Examples: []cli.Example{cli.Ex("gen eth0 --dst 02:00:00:00:00:0b --rate 50% --duration 10s", "half line rate of 64-byte frames to a sink"),
 			cli.Ex("gen eth0 --dst 02:00:00:00:00:0b --size imix --count 1000000 --cpus all", "a million IMIX frames from every core")},
 		Flags: genFlags,
@@ -108,9 +107,8 @@ func sinkCommand() *cli.Command {
 		About: `Counts the test frames of one stream (or of gen --cpus N's N streams) arriving on IFACE
 (through a TPACKET_V3 RX ring): received, lost, reordered, duplicated, corrupted (payload
 checksum), foreign (anything else on the port), rates and latency percentiles. Latency
-is one-way: it is right when the sender shares this machine's clock (the same machine,
-or PTP). The run ends after --duration, at --count frames, or shortly after the
-sender's end marker. Exit 1 when the stream fell short of --max-loss or --min-frames.`,
+is one-way: right when the sender shares this machine's clock (the same machine, or
+PTP). The run ends after --duration, at --count frames, or after the end marker.`,
 		Examples: []cli.Example{cli.Ex("sink eth1 --streams 2 --cpus 2", "what 'gen --cpus 2' sends, on two cores")},
 		Flags: func(fs *flag.FlagSet) cli.Run {
 			c := engine.SinkConfig{Root: "/", Stream: 1}
@@ -147,7 +145,7 @@ sender's end marker. Exit 1 when the stream fell short of --max-loss or --min-fr
 				}
 				// The verdict, for scripts: exit 1 when the stream fell short of what was asked.
 				if err := res.Verdict(*maxLoss, *minFrames); err != nil {
-					return &exitError{code: 1, err: err}
+					return cli.Fail(err)
 				}
 				return nil
 			}
@@ -173,23 +171,11 @@ which then measures round-trip latency. Anything else arriving is left alone.`,
 				if err != nil {
 					return err
 				}
-				p, err := engine.OpenReflector("/", iface, cpus)
+				res, err := engine.Reflect(ctx, "/", iface, cpus, *duration, std.Stderr)
 				if err != nil {
 					return err
 				}
-				defer p.Close()
-				fmt.Fprintf(std.Stderr, "reflect %s (%s): %d thread(s), for %v\n", p.Name, p.MAC, p.Threads(), *duration)
-				st, err := p.Run(ctx, *duration, func(s rawsock.ReflectStats, el time.Duration) {
-					fmt.Fprintf(std.Stderr, "reflect %s: %6.1fs  %d reflected  %d foreign  %d dropped\n", p.Name, el.Seconds(), s.Reflected, s.Foreign, s.Dropped)
-				})
-				if err != nil {
-					return fmt.Errorf("%s: %w", p.Name, err)
-				}
-				text := fmt.Sprintf("reflect %s: %d frames reflected, %d foreign, %d dropped (TX ring full); cpu: %.0f ns/frame\n", p.Name, st.Reflected, st.Foreign, st.Dropped, st.NsPerFrame)
-				return render(std.Stdout, *asJSON, struct {
-					Interface string `json:"interface"`
-					rawsock.ReflectStats
-				}{p.Name, st}, text)
+				return render(std.Stdout, *asJSON, res, res.Text())
 			}
 		},
 	}

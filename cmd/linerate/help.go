@@ -32,20 +32,10 @@ func helpCommand() *cli.Command {
 					}
 					return err
 				}
-				if len(pos) == 0 {
-					_, err := io.WriteString(std.Stdout, a.Help())
-					return err
+				h, err := a.HelpOf(pos)
+				if err == nil {
+					_, err = io.WriteString(std.Stdout, h)
 				}
-				c := a.Command(pos[0])
-				if c == nil {
-					return usageError("unknown command %q", pos[0])
-				}
-				if len(pos) > 1 {
-					if c = c.Sub(pos[1]); c == nil || len(pos) > 2 {
-						return usageError("%s has no command %q", pos[0], pos[1])
-					}
-				}
-				_, err := io.WriteString(std.Stdout, c.Help("linerate"))
 				return err
 			}
 		},

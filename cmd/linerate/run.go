@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"io"
 
 	"github.com/zynqnet/linerate/board"
-	"github.com/zynqnet/linerate/internal/badinput"
 	"github.com/zynqnet/linerate/internal/cli"
 	"github.com/zynqnet/linerate/internal/console"
 	"github.com/zynqnet/linerate/internal/printable"
@@ -20,40 +18,15 @@ func usageError(format string, a ...any) error { return cli.Usagef(format, a...)
 // writeJSON writes v as indented JSON.
 func writeJSON(w io.Writer, v any) error { return cli.WriteJSON(w, v) }
 
-// exitError carries an explicit exit code (doctor's 1 for a failing finding, say).
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-// exitCode maps run's error to the process exit code: 0 ok, an explicit code (doctor's 1
-// for a failing finding), 2 for bad input (internal/badinput: usage, an unknown
-// interface, a bad file), 1 otherwise.
-func exitCode(err error) int {
-	var ee *exitError
-	var rep *cli.Reported
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ee):
-		return ee.code
-	case errors.As(err, &rep):
-		return rep.Code
-	case badinput.Is(err):
-		return 2
-	}
-	return 1
-}
+// exitCode is the process's exit status for run's error (cli.Code).
+func exitCode(err error) int { return cli.Code(err) }
 
 // app is linerate's command line: every command described once; its help, completion
 // and manual pages come from these descriptions and the commands' flag sets.
 func app() *cli.App {
 	return &cli.App{Prog: "linerate", About: "linerate brings a Zynq board's Ethernet to line rate and proves it.", Commands: []*cli.Command{
 		showCommand(), doctorCommand(), snapshotCommand(), tuneCommand(), revertCommand(), profileCommand(), dtsCommand(),
-		boardCommand(), genCommand(), sinkCommand(), reflectCommand(), rfc2544Command(), iperf3Command(), sweepCommand(),
+		boardCommand(), phyCommand(), watchCommand(), genCommand(), sinkCommand(), reflectCommand(), rfc2544Command(), iperf3Command(), sweepCommand(),
 		autotuneCommand(), compareCommand(), validateCommand(), stationCommand(), versionCommand(), helpCommand(), completionCommand(),
 	}}
 }
@@ -70,19 +43,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	stderr, flushErr := console.ForTerminal(stderr, true, false)
 	defer flushErr()
 	std := cli.IO{Stdin: stdin, Stdout: printable.Writer(stdout), Stderr: printable.Writer(stderr)}
-	return app().Main(ctx, args, std, func() bool {
-		t := board.ReadTester("/")
-		if !t.OnTester() {
-			return false
-		}
-		// At the tester image's console: what an operator runs, ready to type.
-		prof := "throughput"
-		if b := board.Detect(board.ReadIdentity("/").Compatible); b != nil {
-			prof = b.Name
-		}
-		t.WriteOperatorList(std.Stdout, prof)
-		return true
-	})
+	// At the tester image's console, linerate alone lists what an operator runs there.
+	return app().Main(ctx, args, std, func() bool { return board.OperatorList("/", std.Stdout) })
 }
 
 // machineOutput reports whether the command writes for a program (JSON, YAML, shell

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zynqnet/linerate/internal/atomicfile"
 	"github.com/zynqnet/linerate/internal/cli"
 	"github.com/zynqnet/linerate/snapshot"
 )
@@ -34,32 +33,20 @@ it back out of the console's log, checked against its size and SHA-256.`,
 				if *out == "" {
 					return usageError("-o FILE.tar.gz is required")
 				}
-				if *fromConsole != "" {
-					if len(ifaces) > 0 {
-						return usageError("--from-console takes no interfaces: the board chose them")
-					}
-					archive, m, err := snapshot.FromConsole(*fromConsole)
-					if err != nil {
-						return err
-					}
-					if err := atomicfile.Write(*out, archive, 0o644); err != nil {
-						return err
-					}
-					fmt.Fprintf(std.Stdout, "wrote %s: %d bytes, interfaces %v, %v between samples, taken by linerate %s\n", *out, len(archive), m.Interfaces, m.Interval(), m.Version)
-					return nil
-				}
-				if *interval < 0 || *interval > time.Hour {
+				var msg string
+				var err error
+				switch {
+				case *fromConsole != "" && len(ifaces) > 0:
+					return usageError("--from-console takes no interfaces: the board chose them")
+				case *fromConsole != "":
+					msg, err = snapshot.FromConsoleFile(*fromConsole, *out)
+				case *interval < 0 || *interval > time.Hour:
 					return usageError("--interval %v: want 0 to 1h", *interval)
+				default:
+					msg, err = snapshot.CaptureFile(ctx, *api, *interval, ifaces, version, *out)
 				}
-				archive, m, n, err := snapshot.Capture(ctx, *api, *interval, ifaces, version)
-				if err != nil {
-					return err
-				}
-				if err := atomicfile.Write(*out, archive, 0o644); err != nil {
-					return err
-				}
-				fmt.Fprintf(std.Stdout, "wrote %s: %d entries, %d bytes, interfaces %v, %v between samples\n", *out, n, len(archive), m.Interfaces, *interval)
-				return nil
+				fmt.Fprint(std.Stdout, msg)
+				return err
 			}
 		},
 	}

@@ -24,15 +24,10 @@ func stationCommand() *cli.Command {
 		Name: "station", Summary: "the line's station: reports, page, metrics, iperf3 server, reflector",
 		Usage: []string{"station [--listen ADDR:PORT] [--data DIR | --db postgres://...] [--iperf3 ADDR:PORT|off] [--reflect IFACE]"},
 		About: `The line's station: receives the boards' validate reports (POST /api/reports), checks
-them and stores them durably, and serves
-  /                          the boards with verdicts and key figures, filterable, and a
-                             chart of throughput per board type over time
-  /api/reports               the reports as JSON (?board=, ?verdict=, ?q=)
-  /api/reports/ID            one report; /api/reports/ID/junit.xml its JUnit XML;
-                             /api/reports/ID/sweep/STEP.svg the chart of a sweep step
-  /metrics                   Prometheus metrics (boards tested, step results, throughput)
-It also runs the iperf3 server and the frame reflector the plans point at, so one
-command sets up a station. It runs until stopped (Ctrl-C, SIGTERM) or --duration.`,
+and stores them durably, and serves the line lead's page (/), the reports (/api/reports,
+CSV, JSON, JUnit, sweep charts) and Prometheus metrics (/metrics). Beside it run the
+iperf3 server and the frame reflector the plans measure against: one command sets up a
+station. It runs until stopped (Ctrl-C, SIGTERM) or --duration.`,
 		Examples: []cli.Example{cli.Ex("station --tokens /etc/linerate/tokens --reflect eth1", "a locked-down station that also reflects frames on eth1"),
 			cli.Ex("station --db postgres://linerate@db/line --listen 10.0.0.1:8080", "one of several stations sharing a PostgreSQL database")},
 		Flags: func(fs *flag.FlagSet) cli.Run {

@@ -226,15 +226,11 @@ baselines' mean and whether it is for the better. The port is left as found.
 				if err != nil {
 					return err
 				}
-				t, err := experiment.OpenTuner(iface, f.stateDir, *f.api, f.carrierTimeout)
-				if err != nil {
+				c, err := experiment.CompareJob{Iface: iface, StateDir: f.stateDir, API: *f.api, CarrierTimeout: f.carrierTimeout,
+					Profile: p, Meters: ms, Repeat: f.repeat, Progress: f.progress(std)}.Run(ctx)
+				if c == nil {
 					return err
 				}
-				defer t.Close()
-				progress := f.progress(std)
-				c, err := experiment.Compare(ctx, t, p, ms, f.repeat, func(name string, pt curve.Point) {
-					fmt.Fprintf(progress, "  %s measured\n", name)
-				})
 				if f.json {
 					return errors.Join(err, writeJSON(std.Stdout, c))
 				}

@@ -325,7 +325,7 @@ func TestTuneConcurrent(t *testing.T) {
 	} {
 		start := time.Now()
 		_, errOut, code := inNS(t, ns, args...)
-		if code != 1 || !strings.Contains(errOut, "another linerate is tuning or reverting this interface ("+holder) || time.Since(start) > 5*time.Second {
+		if code != 1 || !strings.Contains(errOut, "another linerate is changing this interface ("+holder) || time.Since(start) > 5*time.Second {
 			t.Errorf("%v while another tune runs: exit %d after %v: %s", args, code, time.Since(start), errOut)
 		}
 	}

@@ -17,18 +17,16 @@ func validateCommand() *cli.Command {
 	return &cli.Command{
 		Name: "validate", Summary: "run a board's factory plan: one verdict, reports, upload to the station",
 		Usage: []string{"validate PLAN [--report-dir DIR] [--station URL] [--station-token FILE|@ENV] [--serial S] [--json]"},
-		About: `Runs a board's factory plan: its steps in order (` + strings.Join(validate.StepTypes(), ", ") + `), each with a
-timeout and the whole plan within its budget, and prints a line per step with PASS or
-FAIL and the measured value against its threshold, then exactly one verdict line:
+		About: `Runs a board's factory plan: its steps in order (` + strings.Join(validate.StepTypes(), ", ") + `), each
+with a timeout and the whole plan within its budget, a line per step with PASS, FAIL or
+SKIP and the measured value against its threshold, then exactly one verdict line:
 
   LINERATE PASS board=zc702 serial=... mac=... tcp-up_mbps=941.2 ... failed=- elapsed=41.3s
 
-It writes a JSON report (the plan, every step's measurements, doctor's findings and show
-of the port) and a JUnit XML report to the report directory, and POSTs the JSON to the
-station. A report the station does not take stays in the spool (DIR/spool), is printed
-on the console between "==== LINERATE REPORT BEGIN" and "END" lines, is re-sent with
-backoff for --upload-window, and again by the next run. Exit 0 on pass, 1 on fail, 2 on
-a bad plan. PLAN is a file, or a built-in plan: ` + strings.Join(validate.BuiltinNames(), ", ") + `.`,
+The JSON and JUnit reports go to the report directory and the JSON to the station; one
+the station does not take stays in the spool (DIR/spool), is printed between "==== LINERATE
+REPORT" lines and re-sent. Exit 0 on pass, 1 on fail, 2 on a bad plan. PLAN is a file, or
+a built-in plan: ` + strings.Join(validate.BuiltinNames(), ", ") + `.`,
 		Examples: []cli.Example{cli.Ex("validate zc702 --station http://192.168.10.1:8080/api/reports --station-token /etc/linerate/token", "a ZC702 on the line"),
 			cli.Ex("validate my-plan.yaml --report-dir /tmp/r --json", "a plan of one's own; the report on stdout")},
 		Flags: func(fs *flag.FlagSet) cli.Run {
@@ -67,7 +65,7 @@ a bad plan. PLAN is a file, or a built-in plan: ` + strings.Join(validate.Builti
 					std.Stdout.Write(append(res.JSON, '\n'))
 				}
 				if res.Report.Verdict != "PASS" {
-					return &exitError{code: 1, err: fmt.Errorf("FAIL: %s", strings.Join(res.Report.Failed, ", "))}
+					return cli.Fail(fmt.Errorf("FAIL: %s", strings.Join(res.Report.Failed, ", ")))
 				}
 				return nil
 			}

@@ -135,8 +135,14 @@ func ParseCmdline(s string) (Config, []Problem) {
 			c.Station = v
 		case "token":
 			c.Token = v
+		case "serial":
+			// validate reads it from /proc/cmdline itself (its source: the kernel command
+			// line); checked here so a bad one is said at boot.
+			if len(v) > 64 || strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
+				probs = append(probs, Problem{key, fmt.Sprintf("%q: want up to 64 letters, digits, '.', '_' or '-'", v)})
+			}
 		default:
-			probs = append(probs, Problem{key, "unknown parameter (known: iface, ip, peer, run, after, profile, plan, station, token)"})
+			probs = append(probs, Problem{key, "unknown parameter (known: iface, ip, peer, run, after, profile, plan, station, token, serial)"})
 		}
 	}
 	// What the job needs.

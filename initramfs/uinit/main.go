@@ -8,12 +8,14 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -150,9 +152,23 @@ func loadModules() {
 			say("module %s loaded", filepath.Base(m))
 		}
 	}
+	// PHY drivers first: phylib binds a PHY's driver when the MAC's MDIO bus finds it, and
+	// one that is not loaded by then leaves it to the Generic PHY for good.
+	slices.SortStableFunc(order, func(a, b string) int {
+		return cmp.Compare(phyFirst(a), phyFirst(b))
+	})
 	for _, m := range order {
 		load(m, 0)
 	}
+}
+
+// phyFirst orders PHY drivers (drivers/net/phy/, but phylib and phylink themselves,
+// which the MAC needs anyway) before the rest.
+func phyFirst(mod string) int {
+	if strings.Contains(mod, "/drivers/net/phy/") && !strings.Contains(mod, "/libphy.ko") && !strings.Contains(mod, "/phylink.ko") {
+		return 0
+	}
+	return 1
 }
 
 // console is where jobs print: the serial console uinit inherited from init.
@@ -244,34 +260,7 @@ func runJob(cfg Config, iface string) int {
 		rc, _ := capture(iface)
 		return rc
 	case "e2e":
-		worst := 0
-		note := func(rc int) {
-			if rc > worst {
-				worst = rc
-			}
-		}
-		rc, _ := step("show-json", "show", "--json", iface)
-		note(rc)
-		rc, _ = capture(iface)
-		note(rc)
-		profile := "/tmp/e2e-rings.yaml"
-		os.WriteFile(profile, []byte("name: e2e-rings\nknobs:\n  rings.rx: 1024\n  rings.tx: 1024\nrequired: [rings.rx, rings.tx]\n"), 0o644)
-		rc, _ = step("tune", "tune", iface, "--profile", profile)
-		note(rc)
-		rc, _ = step("show-json-tuned", "show", "--json", iface)
-		note(rc)
-		rc, _ = step("revert", "revert", iface)
-		note(rc)
-		rc, _ = step("show-json-reverted", "show", "--json", iface)
-		note(rc)
-		rc, _ = step("iperf3-upload", "iperf3", "-c", peer, "-t", "3", "-J")
-		note(rc)
-		// Paced: the emulated ZCU102's GEM has been seen to stall host-to-guest traffic
-		// under a flood (../shared/EMULATION.md); the check is that the test completes.
-		rc, _ = step("iperf3-download", "iperf3", "-c", peer, "-t", "3", "-R", "-b", "100M", "-J")
-		note(rc)
-		fmt.Fprintf(console, "LINERATE E2E DONE rc=%d\n", worst)
-		return worst
+		return e2e(iface, peer)
 	}
 	return 0
 }

@@ -105,6 +105,24 @@ func (a *App) Run(ctx context.Context, c *Command, args []string, std IO) error 
 	return run(ctx, pos, std)
 }
 
+// HelpOf is the help that names asks for: the list of commands for none, a command's,
+// or a subcommand's ("dts", "overlay").
+func (a *App) HelpOf(names []string) (string, error) {
+	if len(names) == 0 {
+		return a.Help(), nil
+	}
+	c := a.Command(names[0])
+	if c == nil {
+		return "", Usagef("unknown command %q", names[0])
+	}
+	if len(names) > 1 {
+		if c = c.Sub(names[1]); c == nil || len(names) > 2 {
+			return "", Usagef("%s has no command %q", names[0], strings.Join(names[1:], " "))
+		}
+	}
+	return c.Help(a.Prog), nil
+}
+
 // Help lists the commands.
 func (a *App) Help() string {
 	var b strings.Builder

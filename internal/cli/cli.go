@@ -200,3 +200,34 @@ func (u Uint32) Set(s string) error {
 	*u.P = uint32(n)
 	return nil
 }
+
+// Exit is an error with the exit status it asks for (doctor's 1 for a failing finding):
+// the command line prints it as any error, then exits with Code.
+type Exit struct {
+	Code int
+	Err  error
+}
+
+func (e *Exit) Error() string { return e.Err.Error() }
+func (e *Exit) Unwrap() error { return e.Err }
+
+// Fail is err with exit status 1: the command ran and found the fault it reports.
+func Fail(err error) error { return &Exit{Code: 1, Err: err} }
+
+// Code is the exit status of a command's error: 0 ok, an Exit's or Reported's own, 2 for
+// bad input (internal/badinput: usage, an unknown interface, a bad file), 1 otherwise.
+func Code(err error) int {
+	var ex *Exit
+	var rep *Reported
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ex):
+		return ex.Code
+	case errors.As(err, &rep):
+		return rep.Code
+	case badinput.Is(err):
+		return 2
+	}
+	return 1
+}

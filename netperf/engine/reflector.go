@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"time"
 
 	"github.com/zynqnet/linerate/netperf/rawsock"
@@ -59,4 +61,34 @@ func (r *Reflector) Close() {
 // Run reflects until ctx ends or duration passes (0: until ctx ends).
 func (r *Reflector) Run(ctx context.Context, duration time.Duration, progress func(rawsock.ReflectStats, time.Duration)) (rawsock.ReflectStats, error) {
 	return rawsock.Reflect(ctx, r.rx, r.tx, r.cpus, r.MAC, duration, progress)
+}
+
+// ReflectResult is a reflector's run, as linerate reflect reports it.
+type ReflectResult struct {
+	Interface string `json:"interface"`
+	rawsock.ReflectStats
+}
+
+// Text is the result's line.
+func (r *ReflectResult) Text() string {
+	return fmt.Sprintf("reflect %s: %d frames reflected, %d foreign, %d dropped (TX ring full); cpu: %.0f ns/frame\n",
+		r.Interface, r.Reflected, r.Foreign, r.Dropped, r.NsPerFrame)
+}
+
+// Reflect opens a reflector on the port and runs it for duration (or until ctx ends),
+// saying what it does on progress, a line a second.
+func Reflect(ctx context.Context, root, iface string, cpus int, duration time.Duration, progress io.Writer) (*ReflectResult, error) {
+	p, err := OpenReflector(root, iface, cpus)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	fmt.Fprintf(progress, "reflect %s (%s): %d thread(s), for %v\n", p.Name, p.MAC, p.Threads(), duration)
+	st, err := p.Run(ctx, duration, func(s rawsock.ReflectStats, el time.Duration) {
+		fmt.Fprintf(progress, "reflect %s: %6.1fs  %d reflected  %d foreign  %d dropped\n", p.Name, el.Seconds(), s.Reflected, s.Foreign, s.Dropped)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Name, err)
+	}
+	return &ReflectResult{Interface: p.Name, ReflectStats: st}, nil
 }

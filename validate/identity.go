@@ -1,0 +1,177 @@
+package validate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zynqnet/linerate/nic"
+	"github.com/zynqnet/linerate/plan"
+)
+
+// Identity checks that the board is who it says: a real, globally administered MAC of
+// an expected OUI that is no placeholder, the same in the kernel as in the device tree
+// and in the board's EEPROM, and a serial number of the line's pattern.
+type Identity struct {
+	AllowLocalMAC   bool     `yaml:"allow_local_mac" json:"allow_local_mac,omitempty"`
+	PlaceholderMACs []string `yaml:"placeholder_macs" json:"placeholder_macs,omitempty"`
+	ExpectOUI       []string `yaml:"expect_oui" json:"expect_oui,omitempty"`
+	SerialPattern   string   `yaml:"serial_pattern" json:"serial_pattern,omitempty"`
+	// EEPROM: compare with the EEPROM's MAC where the board profile names one (default
+	// true; an emulated board has none).
+	EEPROM *bool `yaml:"eeprom" json:"eeprom,omitempty"`
+
+	placeholders []net.HardwareAddr
+	ouis         [][]byte
+	serial       *regexp.Regexp
+}
+
+// Placeholders are MACs that stand in for a programmed one: Xilinx's U-Boot
+// configurations hard-code ethaddr=00:0a:35:00:01:22 for its boards, so every board
+// whose EEPROM was never programmed boots with it.
+var Placeholders = []string{"00:0a:35:00:01:22", "00:0a:35:00:22:01", "00:0a:35:00:00:00", "02:00:00:00:00:00", "de:ad:be:ef:00:00"}
+
+// Check parses the MACs, OUIs and the serial's pattern.
+func (s *Identity) Check(*plan.Plan) error {
+	for _, m := range append(append([]string{}, Placeholders...), s.PlaceholderMACs...) {
+		hw, err := net.ParseMAC(m)
+		if err != nil || len(hw) != 6 {
+			return fmt.Errorf("placeholder_macs: %q is not a MAC (02:00:00:00:00:0b)", m)
+		}
+		s.placeholders = append(s.placeholders, hw)
+	}
+	for _, o := range s.ExpectOUI {
+		hw, err := net.ParseMAC(o + ":00:00:00")
+		if err != nil || len(hw) != 6 {
+			return fmt.Errorf("expect_oui: %q is not an OUI (three bytes, 00:0a:35)", o)
+		}
+		s.ouis = append(s.ouis, hw[:3])
+	}
+	if s.SerialPattern != "" {
+		re, err := regexp.Compile("^(?:" + s.SerialPattern + ")$")
+		if err != nil {
+			return fmt.Errorf("serial_pattern %q: %v", s.SerialPattern, err)
+		}
+		s.serial = re
+	}
+	return nil
+}
+
+// Timeout: a few files.
+func (s *Identity) Timeout() time.Duration { return 10 * time.Second }
+
+// IdentityFacts are what the identity step read.
+type IdentityFacts struct {
+	MAC          string `json:"mac"`
+	DTMAC        string `json:"dt_mac,omitempty"` // the device tree's local-mac-address or mac-address
+	DTProp       string `json:"dt_property,omitempty"`
+	EEPROMMAC    string `json:"eeprom_mac,omitempty"`
+	EEPROMNote   string `json:"eeprom,omitempty"` // why the EEPROM was not compared
+	Serial       string `json:"serial"`
+	SerialSource string `json:"serial_source"`
+	MACSource    string `json:"mac_source"`
+}
+
+// Run reads the port's MAC, the device tree's and the EEPROM's.
+func (s *Identity) Run(ctx context.Context, e Env) (Outcome, error) {
+	mac, err := nic.ReadFile(e.Root, filepath.Join("sys/class/net", e.Iface, "address"))
+	if err != nil {
+		return Outcome{}, fmt.Errorf("interface %s: %w", e.Iface, err)
+	}
+	f := IdentityFacts{MAC: mac, Serial: e.serial, SerialSource: e.serialSource}
+	f.DTProp, f.DTMAC = dtMAC(e.Root, e.Iface)
+	switch b := e.board; {
+	case s.EEPROM != nil && !*s.EEPROM:
+		f.EEPROMNote = "not compared (the plan says eeprom: false)"
+	case b == nil || b.EEPROM == nil:
+		f.EEPROMNote = "the board profile names no EEPROM"
+	default:
+		d, err := b.EEPROM.Read(e.Root)
+		switch {
+		case err != nil:
+			f.EEPROMNote = "unreadable: " + err.Error()
+		case d.MAC == nil:
+			f.EEPROMNote = "blank: its MAC cell was never programmed"
+		default:
+			f.EEPROMMAC = d.MAC.String()
+		}
+	}
+	o := s.Judge(f, e.board != nil && e.board.EEPROM != nil && (s.EEPROM == nil || *s.EEPROM))
+	e.macSource = o.Detail.(IdentityFacts).MACSource
+	return o, nil
+}
+
+// dtMAC is the MAC the port's device-tree node gives (mac-address, else
+// local-mac-address), "" when none or all zero (a placeholder the DTS leaves U-Boot to
+// fill).
+func dtMAC(root, iface string) (prop, mac string) {
+	for _, rel := range []string{"device/of_node", "of_node"} {
+		node := filepath.Join(root, "sys/class/net", iface, rel)
+		for _, p := range []string{"mac-address", "local-mac-address"} {
+			b, err := os.ReadFile(filepath.Join(node, p))
+			if err == nil && len(b) == 6 && !bytes.Equal(b, make([]byte, 6)) {
+				return p, net.HardwareAddr(b).String()
+			}
+		}
+	}
+	return "", ""
+}
+
+// Judge: the MAC is a unicast, globally administered address (locally administered
+// only where the plan allows it), no placeholder, of an expected OUI when the plan names
+// some, the device tree's and the EEPROM's where they give one (eeprom: the board has an
+// EEPROM to compare with), and the serial matches the plan's pattern.
+func (s *Identity) Judge(f IdentityFacts, eeprom bool) Outcome {
+	hw, _ := net.ParseMAC(f.MAC)
+	f.MACSource = "kernel"
+	var bad []string
+	switch {
+	case len(hw) != 6:
+		bad = append(bad, fmt.Sprintf("%q is not an Ethernet MAC", f.MAC))
+	case bytes.Equal(hw, make([]byte, 6)):
+		bad = append(bad, "MAC 00:00:00:00:00:00: none was programmed")
+	case bytes.Equal(hw, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}):
+		bad = append(bad, "MAC ff:ff:ff:ff:ff:ff is the broadcast address")
+	case hw[0]&1 != 0:
+		bad = append(bad, fmt.Sprintf("MAC %s is a multicast address: a port needs a unicast one", f.MAC))
+	case hw[0]&2 != 0 && !s.AllowLocalMAC:
+		bad = append(bad, fmt.Sprintf("MAC %s is locally administered (not from a vendor's OUI): the random MAC a kernel or U-Boot makes when none was programmed", f.MAC))
+	}
+	if slices.ContainsFunc(s.placeholders, func(p net.HardwareAddr) bool { return bytes.Equal(p, hw) }) {
+		bad = append(bad, fmt.Sprintf("MAC %s is a placeholder (U-Boot's hard-coded ethaddr): this board's MAC was never programmed, and every such board collides on the network", f.MAC))
+	}
+	if len(s.ouis) > 0 && len(hw) == 6 && !slices.ContainsFunc(s.ouis, func(o []byte) bool { return bytes.Equal(o, hw[:3]) }) {
+		bad = append(bad, fmt.Sprintf("MAC %s is outside the expected OUIs (%s)", f.MAC, strings.Join(s.ExpectOUI, ", ")))
+	}
+	if f.DTMAC != "" {
+		if f.DTMAC != f.MAC {
+			bad = append(bad, fmt.Sprintf("the kernel uses %s, the device tree's %s says %s", f.MAC, f.DTProp, f.DTMAC))
+		} else {
+			f.MACSource = "device tree (" + f.DTProp + ")"
+		}
+	}
+	switch {
+	case eeprom && f.EEPROMMAC == "":
+		bad = append(bad, "the board's EEPROM MAC: "+f.EEPROMNote)
+	case f.EEPROMMAC != "" && f.EEPROMMAC != f.MAC:
+		bad = append(bad, fmt.Sprintf("the kernel uses %s, the board's EEPROM holds %s", f.MAC, f.EEPROMMAC))
+	case f.EEPROMMAC != "":
+		f.MACSource = "eeprom"
+	}
+	if s.serial != nil && !s.serial.MatchString(f.Serial) {
+		bad = append(bad, fmt.Sprintf("serial %q (%s) does not match %s", f.Serial, orDash(f.SerialSource), s.SerialPattern))
+	}
+	o := Outcome{Pass: len(bad) == 0, Detail: f}
+	o.Summary = fmt.Sprintf("MAC %s from the %s, serial %s from the %s", f.MAC, f.MACSource, f.Serial, orDash(f.SerialSource))
+	if !o.Pass {
+		o.Reason = strings.Join(bad, "; ")
+	}
+	return o
+}
