@@ -7,6 +7,19 @@ import (
 	"time"
 )
 
+// Watcher watches one port's link: the carrier as the kernel announces it (rtnetlink
+// link messages, so a flap shorter than any poll is seen), its speed and duplex, and its
+// error counters, read every Interval.
+type Watcher struct {
+	Iface, API string
+	Interval   time.Duration // how often speed, duplex and counters are read (default 1s)
+	// Excuse, when set, says whether linerate itself was changing the port at a time
+	// (a tune that bounces the link): "" when it was not.
+	Excuse func(time.Time) string
+	// Started, when set, is told the port's state as the watch begins.
+	Started func(state string)
+}
+
 // LinkEvent is one thing that happened to a port's link while it was watched.
 type LinkEvent struct {
 	Time time.Time `json:"time"`

@@ -10,19 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Watcher watches one port's link: the carrier as the kernel announces it (rtnetlink
-// link messages, so a flap shorter than any poll is seen), its speed and duplex, and its
-// error counters, read every Interval.
-type Watcher struct {
-	Iface, API string
-	Interval   time.Duration // how often speed, duplex and counters are read (default 1s)
-	// Excuse, when set, says whether linerate itself was changing the port at a time
-	// (a tune that bounces the link): "" when it was not.
-	Excuse func(time.Time) string
-	// Started, when set, is told the port's state as the watch begins.
-	Started func(state string)
-}
-
 // Watch watches until ctx ends, calling onEvent for each event as it happens.
 func (w Watcher) Watch(ctx context.Context, onEvent func(LinkEvent)) (*WatchSummary, error) {
 	k, err := OpenKernel(w.API)

@@ -6,15 +6,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
-	"time"
 )
-
-// Watcher watches a port's link; it is Linux's.
-type Watcher struct {
-	Iface, API string
-	Interval   time.Duration
-	Excuse     func(time.Time) string
-}
 
 // Watch says it is Linux's.
 func (w Watcher) Watch(ctx context.Context, onEvent func(LinkEvent)) (*WatchSummary, error) {
