@@ -16,6 +16,9 @@ type Identity struct {
 	// tree's serial-number (U-Boot sets it from the board's EEPROM or the SoC), else the
 	// SoC's (ZynqMP's eFuse DNA through soc0); "" if none.
 	Serial, SerialSource string
+	// Fixture is the kernel command line's linerate.fixture= ("" none): the test
+	// fixture a line's boot set-up puts the board on.
+	Fixture string
 }
 
 // Serial sources, in the order they are taken.
@@ -33,6 +36,11 @@ func ReadIdentity(root string) Identity {
 	id := Identity{Model: readString(root, "proc/device-tree/model")}
 	if c := readString(root, "proc/device-tree/compatible"); c != "" {
 		id.Compatible = strings.Split(c, "\x00")
+	}
+	for _, w := range strings.Fields(readString(root, "proc/cmdline")) {
+		if v, ok := strings.CutPrefix(w, "linerate.fixture="); ok && v != "" {
+			id.Fixture = v
+		}
 	}
 	for _, w := range strings.Fields(readString(root, "proc/cmdline")) {
 		if v, ok := strings.CutPrefix(w, "linerate.serial="); ok && v != "" {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zynqnet/linerate/internal/badinput"
 	"github.com/zynqnet/linerate/netperf/engine"
 	"github.com/zynqnet/linerate/netperf/frames"
 	"github.com/zynqnet/linerate/nic"
@@ -132,6 +133,17 @@ func (r *LoopbackResult) Text() string {
 // cancelled or a step fails. The change goes through tune's journal under the
 // interface's lock, so a killed test is undone by 'linerate revert IFACE'.
 func (l Loopback) Run(ctx context.Context) (*LoopbackResult, error) {
+	if l.Frames < 1 || l.Frames > 10_000_000 {
+		return nil, badinput.Errorf("--frames %d: want 1..10000000", l.Frames)
+	}
+	m, err := nic.OpenMII(l.Iface)
+	if err == nil {
+		_, err = m.Address()
+		m.Close()
+	}
+	if err != nil {
+		return nil, err // no PHY to loop back
+	}
 	port, err := engine.LookupPort("/", l.Iface, 0)
 	if err != nil {
 		return nil, err
@@ -152,6 +164,9 @@ func (l Loopback) Run(ctx context.Context) (*LoopbackResult, error) {
 		return nil, err // nothing was changed
 	}
 	res.Before, res.Loop, res.After, res.Restored = ch.Before, ch.During, ch.After, ch.Restored
+	if err == nil && !res.Pass(l.Frames) {
+		err = fmt.Errorf("%d of %d frames back, %d corrupted", res.Received, l.Frames, res.Corrupted)
+	}
 	return res, err
 }
 

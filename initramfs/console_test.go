@@ -63,9 +63,9 @@ type console struct {
 	transcript strings.Builder
 }
 
-func startConsole(t *testing.T, board string) *console {
+func startConsole(t *testing.T, board string, args ...string) *console {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(repoRoot(t), "scripts", "board-up"), board, "--log", filepath.Join(t.TempDir(), "serial.log"))
+	cmd := exec.Command(filepath.Join(repoRoot(t), "scripts", "board-up"), append([]string{board, "--log", filepath.Join(t.TempDir(), "serial.log")}, args...)...)
 	cmd.Dir = repoRoot(t)
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 24, Cols: 80})
 	if err != nil {
@@ -249,6 +249,67 @@ func (c *console) quit(t *testing.T) {
 	ns := "lrboard-" + strconv.Itoa(c.cmd.Process.Pid)
 	if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), ns) {
 		t.Errorf("namespace %s left behind", ns)
+	}
+}
+
+// waitFor waits for text (terminal drawing aside) after offset; it returns the offset
+// after it.
+func (c *console) waitFor(t *testing.T, offset int, text string, timeout time.Duration) int {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); {
+		c.mu.Lock()
+		s := string(c.buf[offset:])
+		c.mu.Unlock()
+		if i := strings.Index(s, text); i >= 0 {
+			return offset + i + len(text)
+		}
+		select {
+		case <-c.done:
+			c.mu.Lock()
+			s = string(c.buf[offset:])
+			c.mu.Unlock()
+			if i := strings.Index(s, text); i >= 0 {
+				return offset + i + len(text)
+			}
+			t.Fatalf("board-up ended before %q (%v):\n%s", text, c.exitErr, c.tail())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	t.Fatalf("no %q within %v:\n%s", text, timeout, c.tail())
+	return 0
+}
+
+// typeLine types a line as a barcode scanner does (its characters, then Enter), at the
+// pace the emulated UART takes.
+func (c *console) typeLine(line string) {
+	for _, r := range line {
+		c.pty.Write([]byte(string(r)))
+		time.Sleep(60 * time.Millisecond)
+	}
+	c.pty.Write([]byte("\r"))
+}
+
+// TestOperatorPrompt: the tester image with linerate.prompt=serial asks the operator for
+// the serial at the console before the validate job; a serial off the plan's
+// serial_pattern is asked again, the one that fits goes into the verdict line and the
+// report.
+func TestOperatorPrompt(t *testing.T) {
+	need(t)
+	script(t, 30*time.Minute, "build-image", "zc702")
+	c := startConsole(t, "zc702", "--job", "validate", "--plan", "qemu-zc702", "--peer", "station", "--station-data", filepath.Join(t.TempDir(), "station"),
+		"--timeout", "400", "--append", "linerate.prompt=serial")
+	const ask = "scan or type the board's serial, then Enter: "
+	at := c.waitFor(t, 0, ask, 180*time.Second)
+	c.typeLine("ab") // too short for the plan's serial_pattern
+	at = c.waitFor(t, at, `"ab" does not match the plan's serial_pattern; again`, 60*time.Second)
+	at = c.waitFor(t, at, ask, 30*time.Second)
+	c.typeLine("ZC702-0042")
+	at = c.waitFor(t, at, "LINERATE PASS board=zc702 serial=ZC702-0042 ", 300*time.Second)
+	c.waitFor(t, at, "delivered to http://198.18.5.1:8080/api/reports", 60*time.Second)
+	select {
+	case <-c.done:
+	case <-time.After(60 * time.Second):
+		t.Error("the board did not end after its validate job")
 	}
 }
 

@@ -76,8 +76,12 @@ type Plan struct {
 	Interface string   `yaml:"interface" json:"interface"` // the port under test
 	Station   Station  `yaml:"station" json:"station"`
 	Budget    Duration `yaml:"budget" json:"budget"` // the whole plan's time
-	Steps     []Step   `yaml:"steps" json:"steps"`
-	Source    string   `yaml:"-" json:"source"`
+	// Fixture names the test fixture (the station's port and cable the board is on);
+	// validate --fixture and linerate.fixture= override it, the station's port is the
+	// default.
+	Fixture string `yaml:"fixture" json:"fixture,omitempty"`
+	Steps   []Step `yaml:"steps" json:"steps"`
+	Source  string `yaml:"-" json:"source"`
 }
 
 // Station is where the board measures against and reports to.
@@ -118,7 +122,10 @@ type Step struct {
 	ID      string
 	Type    string
 	Timeout Duration
-	Params  Params
+	// Retry is how many times a failed step is run again (0: once only); the report
+	// keeps every attempt.
+	Retry  int
+	Params Params
 	// Raw is the step as a report carries it, when it was read from JSON (the station
 	// has no kinds: it reads what it needs of a step with Decode).
 	Raw  json.RawMessage
@@ -130,6 +137,7 @@ type header struct {
 	ID      string   `json:"id"`
 	Type    string   `json:"type"`
 	Timeout Duration `json:"timeout,omitempty"`
+	Retry   int      `json:"retry,omitempty"`
 }
 
 // MarshalJSON writes the step as one object: id, type, timeout, then its kind's fields.
@@ -137,7 +145,7 @@ func (s Step) MarshalJSON() ([]byte, error) {
 	if s.Params == nil && len(s.Raw) > 0 {
 		return s.Raw, nil
 	}
-	h, err := json.Marshal(header{s.ID, s.Type, s.Timeout})
+	h, err := json.Marshal(header{s.ID, s.Type, s.Timeout, s.Retry})
 	if err != nil || s.Params == nil {
 		return h, err
 	}
@@ -160,7 +168,7 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &h); err != nil {
 		return err
 	}
-	s.ID, s.Type, s.Timeout = h.ID, h.Type, h.Timeout
+	s.ID, s.Type, s.Timeout, s.Retry = h.ID, h.Type, h.Timeout, h.Retry
 	s.Raw = append(json.RawMessage(nil), b...)
 	return nil
 }
@@ -263,11 +271,11 @@ func (ps *parser) top(doc *yaml.Node, p *Plan) (*yaml.Node, error) {
 		}
 		seen[k.Value] = true
 		switch k.Value {
-		case "name", "board", "interface":
+		case "name", "board", "interface", "fixture":
 			if v.Kind != yaml.ScalarNode {
 				return nil, ps.bad(v, "%s: want a text value", k.Value)
 			}
-			*map[string]*string{"name": &p.Name, "board": &p.Board, "interface": &p.Interface}[k.Value] = v.Value
+			*map[string]*string{"name": &p.Name, "board": &p.Board, "interface": &p.Interface, "fixture": &p.Fixture}[k.Value] = v.Value
 		case "budget":
 			if err := v.Decode(&p.Budget); err != nil {
 				return nil, ps.bad(v, "budget: %v", err)
@@ -279,7 +287,7 @@ func (ps *parser) top(doc *yaml.Node, p *Plan) (*yaml.Node, error) {
 		case "steps":
 			steps = v
 		default:
-			return nil, ps.bad(k, "unknown key %q (have name, board, interface, station, budget, steps)", k.Value)
+			return nil, ps.bad(k, "unknown key %q (have name, board, interface, fixture, station, budget, steps)", k.Value)
 		}
 	}
 	return steps, nil
@@ -316,6 +324,11 @@ func (ps *parser) defaults(doc *yaml.Node, p *Plan) error {
 	if p.Budget.D() > 24*time.Hour {
 		return ps.bad(doc, "budget %v: want up to 24h", p.Budget.D())
 	}
+	if p.Fixture != "" {
+		if err := CheckName(p.Fixture); err != nil {
+			return ps.bad(doc, "fixture %q: %v", p.Fixture, err)
+		}
+	}
 	if st.ReportURL != "" {
 		if u, err := url.Parse(st.ReportURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return ps.bad(doc, "station.report_url %q: want an http:// or https:// URL", st.ReportURL)
@@ -349,6 +362,10 @@ func (ps *parser) step(sn *yaml.Node, p *Plan) (Step, error) {
 		case "timeout":
 			if err := v.Decode(&s.Timeout); err != nil {
 				return s, ps.bad(v, "timeout: %v", err)
+			}
+		case "retry":
+			if err := v.Decode(&s.Retry); err != nil || s.Retry < 0 || s.Retry > 10 {
+				return s, ps.bad(v, "retry: %q: want how many times a failed step runs again, 0..10", v.Value)
 			}
 		default:
 			rest = append(rest, k, v)
@@ -390,6 +407,15 @@ func keyed(id, key string, err error) string {
 		return fmt.Sprintf("step %q: %s", id, yamlMsg(err))
 	}
 	return key + ": " + err.Error()
+}
+
+// CheckName checks a name that goes into ids, URLs, labels and log lines (a fixture, a
+// serial): 1..64 of letters, digits, '.', '_' and '-'.
+func CheckName(s string) error {
+	if s == "" || len(s) > 64 || strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
+		return errors.New("want 1 to 64 letters, digits, '.', '_' or '-'")
+	}
+	return nil
 }
 
 // checkID: ids name files, URL segments and log fields at the station.

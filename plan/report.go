@@ -23,6 +23,9 @@ type StepResult struct {
 	Measured map[string]float64 `json:"measured,omitempty"`
 	Seconds  float64            `json:"seconds"`
 	Detail   json.RawMessage    `json:"detail,omitempty"`
+	// Attempts are the earlier attempts of a step the plan retries (retry: N), oldest
+	// first; the step's own fields are its last attempt's.
+	Attempts []StepResult `json:"attempts,omitempty"`
 }
 
 // Report is what a run produces.
@@ -38,17 +41,37 @@ type Report struct {
 	SerialSource string `json:"serial_source,omitempty"`
 	MAC          string `json:"mac"`
 	// MACSource says where the port's MAC came from, as the identity step found it.
-	MACSource string             `json:"mac_source,omitempty"`
-	Interface string             `json:"interface"`
-	Linerate  string             `json:"linerate_version"`
-	Started   time.Time          `json:"started"`
-	Seconds   float64            `json:"seconds"`
-	Failed    []string           `json:"failed"`
-	Figures   map[string]float64 `json:"figures"`
-	Plan      *Plan              `json:"plan"`
-	Steps     []StepResult       `json:"steps"`
-	Doctor    json.RawMessage    `json:"doctor,omitempty"`
-	Show      json.RawMessage    `json:"show,omitempty"`
+	MACSource string `json:"mac_source,omitempty"`
+	Interface string `json:"interface"`
+	// Fixture is the test fixture the board ran on, as the board knows it (the plan's,
+	// validate --fixture, linerate.fixture=); the station names its own port otherwise.
+	Fixture  string             `json:"fixture,omitempty"`
+	Linerate string             `json:"linerate_version"`
+	Started  time.Time          `json:"started"`
+	Seconds  float64            `json:"seconds"`
+	Failed   []string           `json:"failed"`
+	Figures  map[string]float64 `json:"figures"`
+	Plan     *Plan              `json:"plan"`
+	Steps    []StepResult       `json:"steps"`
+	Doctor   json.RawMessage    `json:"doctor,omitempty"`
+	Show     json.RawMessage    `json:"show,omitempty"`
+}
+
+// LiveEvent is what a board posts to the station (POST /api/live) as its run starts
+// and as each step starts, so the line sees the boards in test, and one that hangs,
+// reboots or is unplugged mid-run.
+type LiveEvent struct {
+	ID      string  `json:"id"` // the run's report id
+	Board   string  `json:"board"`
+	Serial  string  `json:"serial"`
+	MAC     string  `json:"mac"`
+	Fixture string  `json:"fixture,omitempty"`
+	Plan    string  `json:"plan"`
+	Budget  float64 `json:"budget_s"` // past it without a report, the board is lost
+	Event   string  `json:"event"`    // start or step
+	Step    string  `json:"step,omitempty"`
+	Index   int     `json:"step_index,omitempty"` // 1-based
+	Steps   int     `json:"steps"`
 }
 
 // Check is what the station verifies of a report before storing it.
@@ -155,12 +178,13 @@ type junitFailure struct {
 }
 
 // JUnit renders the report as JUnit XML: one testsuite, one testcase per step, the
-// board's serial in the suite's and every case's name, so the reports of several boards
-// in one CI job do not collide.
+// board's serial in the suite's and every case's name and the run's id in the suite's,
+// so the reports of several boards, and of one board tested again, in one CI job do not
+// collide.
 func (r *Report) JUnit() ([]byte, error) {
-	s := junitSuite{Name: "linerate validate " + r.Board + " " + r.Serial, Tests: len(r.Steps), Time: fmt.Sprintf("%.3f", r.Seconds),
+	s := junitSuite{Name: "linerate validate " + r.Board + " " + r.Serial + " " + r.ID, Tests: len(r.Steps), Time: fmt.Sprintf("%.3f", r.Seconds),
 		Timestamp: r.Started.UTC().Format("2006-01-02T15:04:05"), Hostname: r.Serial,
-		Props: []junitProp{{"board", r.Board}, {"serial", r.Serial}, {"mac", r.MAC}, {"interface", r.Interface}, {"verdict", r.Verdict}, {"linerate", r.Linerate}}}
+		Props: []junitProp{{"board", r.Board}, {"serial", r.Serial}, {"mac", r.MAC}, {"interface", r.Interface}, {"verdict", r.Verdict}, {"linerate", r.Linerate}, {"id", r.ID}, {"fixture", r.Fixture}}}
 	for _, st := range r.Steps {
 		c := junitCase{Name: st.ID + " [" + r.Serial + "]", Classname: "linerate." + r.Board + "." + st.Type, Time: fmt.Sprintf("%.3f", st.Seconds), SystemOut: st.Summary}
 		if st.Skipped {

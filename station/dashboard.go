@@ -3,8 +3,8 @@ package station
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"html/template"
+	"math"
 	"net/http"
 	"sort"
 	"strconv"
@@ -15,42 +15,48 @@ import (
 	"github.com/zynqnet/linerate/internal/safecsv"
 )
 
-// Yield is first-pass yield of one board type on one day: of the serials first tested
-// that day, how many passed their first test.
+// Yield is the yield of one board type on one day: of the serials first tested that
+// day, how many passed their first test (first-pass yield) and how many passed in the
+// end, retests included (final yield).
 type Yield struct {
-	Board  string  `json:"board"`
-	Day    string  `json:"day"` // YYYY-MM-DD, the station's local time
-	Tested int     `json:"tested"`
-	Passed int     `json:"passed"`
-	Pct    float64 `json:"pct"`
+	Board       string  `json:"board"`
+	Day         string  `json:"day"` // YYYY-MM-DD, the station's local time
+	Tested      int     `json:"tested"`
+	Passed      int     `json:"passed"` // at the first test
+	Pct         float64 `json:"pct"`
+	FinalPassed int     `json:"final_passed"` // by their last test
+	FinalPct    float64 `json:"final_pct"`
 }
 
-// FirstPassYield is the yield per board type and day, newest day first. A serial counts
-// once, on the day of its first report, whatever its retests did.
-func FirstPassYield(list []Summary) []Yield {
-	first := map[string]Summary{} // board+serial -> first report
-	for _, x := range list {      // oldest first
-		k := x.Board + "\x00" + x.Serial
-		if _, ok := first[k]; !ok {
-			first[k] = x
-		}
+// yields are the yields per board type and day, newest day first. A serial counts once,
+// on the day of its first report (its row's First, its final verdict FinalPass).
+func yields(rows []*row) []Yield {
+	type key struct {
+		board string
+		day   int32
 	}
-	agg := map[[2]string]*Yield{}
-	for _, x := range first {
-		day := x.Received.Local().Format("2006-01-02")
-		y := agg[[2]string{x.Board, day}]
+	agg := map[key]*Yield{}
+	for _, x := range rows {
+		if !x.First {
+			continue
+		}
+		y := agg[key{x.Board, x.Day}]
 		if y == nil {
-			y = &Yield{Board: x.Board, Day: day}
-			agg[[2]string{x.Board, day}] = y
+			y = &Yield{Board: x.Board, Day: dayText(x.Day)}
+			agg[key{x.Board, x.Day}] = y
 		}
 		y.Tested++
 		if x.Verdict == "PASS" {
 			y.Passed++
 		}
+		if x.FinalPass {
+			y.FinalPassed++
+		}
 	}
 	var out []Yield
 	for _, y := range agg {
 		y.Pct = 100 * float64(y.Passed) / float64(y.Tested)
+		y.FinalPct = 100 * float64(y.FinalPassed) / float64(y.Tested)
 		out = append(out, *y)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -69,11 +75,11 @@ type ParetoRow struct {
 	CumulativePct float64 `json:"cumulative_pct"`
 }
 
-// Pareto counts the failed steps of the reports, most frequent first.
-func Pareto(list []Summary) []ParetoRow {
+// pareto counts the failed steps of the reports, most frequent first.
+func pareto(rows []*row) []ParetoRow {
 	n := map[string]int{}
 	total := 0
-	for _, x := range list {
+	for _, x := range rows {
 		for _, f := range x.Failed {
 			n[f]++
 			total++
@@ -97,6 +103,132 @@ func Pareto(list []Summary) []ParetoRow {
 	return out
 }
 
+// Pace is how fast a board type goes through the line: its test time's median and p90
+// and how many reports.
+type Pace struct {
+	Board   string  `json:"board"`
+	Reports int     `json:"reports"`
+	Median  float64 `json:"median_s"`
+	P90     float64 `json:"p90_s"`
+}
+
+// StepPace is a step's time, median and p90, over the reports.
+type StepPace struct {
+	Step   string  `json:"step"`
+	Runs   int     `json:"runs"`
+	Median float64 `json:"median_s"`
+	P90    float64 `json:"p90_s"`
+}
+
+// durations counts durations in buckets of about 1% (64 to each doubling, from 10 ms):
+// the median and p90 of a million reports without sorting them, within 1%.
+type durations struct {
+	n      int
+	counts []int
+}
+
+func bucketOf(v float64) int {
+	if !(v > 0.01) {
+		return 0
+	}
+	frac, exp := math.Frexp(v / 0.01) // frac in [0.5, 1)
+	return exp*64 + int((frac-0.5)*128)
+}
+
+func (d *durations) add(v float64) {
+	i := bucketOf(v)
+	if i >= len(d.counts) {
+		d.counts = append(d.counts, make([]int, i+1-len(d.counts))...)
+	}
+	d.counts[i]++
+	d.n++
+}
+
+// quantile is the q-quantile: the middle of its bucket.
+func (d *durations) quantile(q float64) float64 {
+	want := max(int(math.Ceil(q*float64(d.n))), 1)
+	seen := 0
+	for i, c := range d.counts {
+		seen += c
+		if seen >= want {
+			if i == 0 {
+				return 0
+			}
+			return 0.01 * math.Ldexp(0.5+(float64(i%64)+0.5)/128, i/64)
+		}
+	}
+	return 0
+}
+
+// paces are the test times per board type and per step (names: the index's step
+// names).
+func paces(rows []*row, names []string) ([]Pace, []StepPace) {
+	byBoard := map[string]*durations{}
+	byStep := make([]*durations, len(names))
+	for _, x := range rows {
+		d := byBoard[x.Board]
+		if d == nil {
+			d = &durations{}
+			byBoard[x.Board] = d
+		}
+		d.add(x.Seconds)
+		for _, st := range x.Steps {
+			if int(st.Step) >= len(byStep) {
+				continue
+			}
+			if byStep[st.Step] == nil {
+				byStep[st.Step] = &durations{}
+			}
+			byStep[st.Step].add(float64(st.Seconds))
+		}
+	}
+	var boards []Pace
+	for _, b := range sortedKeys(byBoard) {
+		d := byBoard[b]
+		boards = append(boards, Pace{Board: b, Reports: d.n, Median: d.quantile(0.5), P90: d.quantile(0.9)})
+	}
+	var steps []StepPace
+	for i, d := range byStep {
+		if d != nil {
+			steps = append(steps, StepPace{Step: names[i], Runs: d.n, Median: d.quantile(0.5), P90: d.quantile(0.9)})
+		}
+	}
+	sort.SliceStable(steps, func(i, j int) bool {
+		if steps[i].Median != steps[j].Median {
+			return steps[i].Median > steps[j].Median
+		}
+		return steps[i].Step < steps[j].Step
+	})
+	return boards, steps
+}
+
+// Hours is today's pace: reports per hour of the day, and per hour since the first.
+type Hours struct {
+	Day     string  `json:"day"`
+	Reports int     `json:"reports"`
+	PerHour float64 `json:"per_hour"` // since today's first report
+	ByHour  [24]int `json:"by_hour"`
+}
+
+func hours(rows []*row, now time.Time) Hours {
+	today := dayOf(now)
+	h := Hours{Day: dayText(today)}
+	var first time.Time
+	for i := len(rows) - 1; i >= 0 && rows[i].Day >= today; i-- { // oldest first: today's are at the end
+		if rows[i].Day != today {
+			continue
+		}
+		t := rows[i].Received.Local()
+		h.Reports++
+		h.ByHour[t.Hour()]++
+		first = t
+	}
+	if h.Reports > 0 {
+		h.PerHour = float64(h.Reports) / math.Max(now.Sub(first).Hours(), 1) // an hour at least: two boards in a minute are no 120 an hour
+	}
+	return h
+}
+
 // reportsCSV writes the reports as CSV: a row each, the figures as columns.
 func (s *Server) reportsCSV(w http.ResponseWriter, req *http.Request) {
 	list, ok := s.filtered(w, req)
@@ -112,10 +244,14 @@ func (s *Server) reportsCSV(w http.ResponseWriter, req *http.Request) {
 	figs := sortedKeys(keys)
 	var b bytes.Buffer
 	cw := safecsv.NewWriter(&b) // board, serial, MAC and figure names come from the boards
-	cw.Write(append([]string{"received", "id", "board", "serial", "mac", "verdict", "failed", "seconds", "posted_by", "remote"}, figs...))
+	cw.Write(append([]string{"received", "id", "board", "serial", "mac", "verdict", "failed", "seconds", "posted_by", "remote", "attempt", "fixture", "duplicate_mac_of"}, figs...))
 	for _, x := range list {
+		var dups []string
+		for _, u := range x.DuplicateMAC {
+			dups = append(dups, u.Serial)
+		}
 		row := []string{x.Received.UTC().Format(time.RFC3339), x.ID, x.Board, x.Serial, x.MAC, x.Verdict, strings.Join(x.Failed, " "),
-			strconv.FormatFloat(x.Seconds, 'f', 1, 64), x.PostedBy, x.Remote}
+			strconv.FormatFloat(x.Seconds, 'f', 1, 64), x.PostedBy, x.Remote, strconv.Itoa(max(x.Attempt, 1)), x.Fixture, strings.Join(dups, " ")}
 		for _, k := range figs {
 			if v, ok := x.Figures[k]; ok {
 				row = append(row, strconv.FormatFloat(v, 'f', -1, 64))
@@ -133,6 +269,7 @@ func (s *Server) reportsCSV(w http.ResponseWriter, req *http.Request) {
 
 var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"num":  trim,
+	"inc":  func(i int) int { return i + 1 },
 	"when": func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
 	"join": func(s []string) string { return strings.Join(s, ", ") },
 	"res": func(p bool) string {
@@ -159,9 +296,15 @@ th{background:#f4f4f4}
 <h1>{{.R.Board}} {{.R.Serial}} <span class="{{.R.Verdict}}">{{.R.Verdict}}</span></h1>
 <div class="sub">{{.R.MAC}} on {{.R.Interface}}, started {{when .R.Started}}, {{printf "%.1f" .R.Seconds}} s, linerate {{.R.Linerate}}{{if .R.Plan}}, plan {{.R.Plan.Name}}{{end}}{{if .M.PostedBy}}; posted by {{.M.PostedBy}} from {{.M.Remote}}{{else if .M.Remote}}; posted from {{.M.Remote}}{{end}}</div>
 <p><a href="/api/reports/{{.R.ID}}">JSON</a> <a href="/api/reports/{{.R.ID}}/junit.xml">JUnit</a></p>
+{{with .S}}<p>Attempt {{.Attempt}}{{if .Fixture}} on fixture {{.Fixture}}{{end}}{{with .Port}}; the station's port {{.Name}} over the test: {{if .Rose}}{{range $k, $v := .Rose}}{{$k}} +{{$v}} {{end}}{{else}}no error counter rose{{end}}{{end}}.</p>
+{{if .DuplicateMAC}}<p class="dupmac"><span class="FAIL">duplicate MAC</span> {{$.R.MAC}} was reported before by {{range .DuplicateMAC}}{{.Board}} {{.Serial}} (first seen {{when .FirstSeen}}, <a href="/reports/{{.Report}}">report</a>) {{end}}</p>{{end}}{{end}}
+{{if gt (len .History) 1}}<h2>This board's tests</h2><table><tr><th>attempt</th><th>received</th><th>verdict</th><th>failed steps</th><th>fixture</th></tr>
+{{range .History}}<tr><td>{{.Attempt}}</td><td>{{when .Received}}</td><td><span class="{{.Verdict}}">{{.Verdict}}</span></td><td>{{join .Failed}}</td><td>{{.Fixture}}</td><td>{{if ne .ID $.R.ID}}<a href="/reports/{{.ID}}">report</a>{{else}}this one{{end}}</td></tr>
+{{end}}</table>{{end}}
 <h2>Steps</h2>
 <table><tr><th>step</th><th>type</th><th>result</th><th>measured against the threshold</th><th>why it failed</th><th>time</th></tr>
-{{range .R.Steps}}<tr><td>{{.ID}}</td><td>{{.Type}}</td><td><span class="{{res .Pass}}">{{res .Pass}}</span></td><td>{{.Summary}}</td><td>{{.Reason}}</td><td>{{printf "%.1f" .Seconds}} s</td></tr>
+{{range .R.Steps}}{{range $i, $a := .Attempts}}<tr class="sub"><td>{{$a.ID}} (attempt {{inc $i}})</td><td>{{$a.Type}}</td><td><span class="{{res $a.Pass}}">{{res $a.Pass}}</span></td><td>{{$a.Summary}}</td><td>{{$a.Reason}}</td><td>{{printf "%.1f" $a.Seconds}}&nbsp;s</td></tr>
+{{end}}<tr><td>{{.ID}}</td><td>{{.Type}}</td><td><span class="{{res .Pass}}">{{res .Pass}}</span></td><td>{{.Summary}}</td><td>{{.Reason}}</td><td>{{printf "%.1f" .Seconds}}&nbsp;s</td></tr>
 {{end}}</table>
 {{if .R.Figures}}<h2>Figures</h2><table>{{range $k, $v := .R.Figures}}<tr><td>{{$k}}</td><td>{{num $v}}</td></tr>{{end}}</table>{{end}}
 {{range .Sweeps}}<h2>Sweep {{.ID}}</h2>{{.SVG}}{{end}}
@@ -193,8 +336,26 @@ func (s *Server) reportPage(w http.ResponseWriter, req *http.Request) {
 		}
 	}
 	findings := doctorFindings(r.Doctor)
+	var sum *Summary
+	if recs, err := s.store.summaries([]string{r.ID}); err == nil && len(recs) == 1 {
+		sum = &recs[0].Summary
+	}
+	// The board's tests, oldest first: its attempts.
+	var history []row
+	if rows, _, done, err := s.view(map[string]string{}); err == nil {
+		for _, x := range rows {
+			if x.Board == r.Board && x.Serial == r.Serial {
+				history = append(history, *x)
+			}
+		}
+		done()
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	reportTmpl.Execute(w, map[string]any{"R": r, "M": s.store.Meta(r.ID), "Sweeps": sweeps, "Findings": findings, "HasDoctor": len(r.Doctor) > 0})
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'")
+	err := reportTmpl.Execute(w, map[string]any{"R": r, "M": s.store.Meta(r.ID), "S": sum, "History": history, "Sweeps": sweeps, "Findings": findings, "HasDoctor": len(r.Doctor) > 0})
+	if err != nil {
+		s.log.Printf("report page %s: %v", r.ID, err)
+	}
 }
 
 // finding is a doctor finding as the report page shows it (the report's JSON, read
@@ -224,39 +385,4 @@ func doctorFindings(raw []byte) []finding {
 		}
 	}
 	return out
-}
-
-// yieldTable and paretoTable are the page's line-lead views.
-func yieldTable(ys []Yield) template.HTML {
-	if len(ys) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString(`<table class="small"><tr><th>day</th><th>board</th><th>first tested</th><th>passed first time</th><th>first-pass yield</th></tr>`)
-	for i, y := range ys {
-		if i == 30 {
-			break
-		}
-		fmt.Fprintf(&b, `<tr><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%.1f%%</td></tr>`, y.Day, template.HTMLEscapeString(y.Board), y.Tested, y.Passed, y.Pct)
-	}
-	b.WriteString(`</table>`)
-	return template.HTML(b.String())
-}
-
-func paretoTable(ps []ParetoRow) template.HTML {
-	if len(ps) == 0 {
-		return template.HTML(`<p>No failed steps.</p>`)
-	}
-	max := ps[0].Count
-	var b strings.Builder
-	b.WriteString(`<table class="small"><tr><th>failing step</th><th>failures</th><th></th><th>cumulative</th></tr>`)
-	for i, p := range ps {
-		if i == 15 {
-			break
-		}
-		fmt.Fprintf(&b, `<tr><td>%s</td><td>%d</td><td><svg width="160" height="12"><rect width="%.0f" height="12" fill="#c62828"/></svg></td><td>%.1f%%</td></tr>`,
-			template.HTMLEscapeString(p.Step), p.Count, 160*float64(p.Count)/float64(max), p.CumulativePct)
-	}
-	b.WriteString(`</table>`)
-	return template.HTML(b.String())
 }

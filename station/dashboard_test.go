@@ -3,6 +3,7 @@ package station
 import (
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"os"
 	"os/exec"
@@ -16,20 +17,27 @@ import (
 	"github.com/zynqnet/linerate/plan"
 )
 
-func TestFirstPassYieldAndPareto(t *testing.T) {
+func TestYieldsAndPareto(t *testing.T) {
 	day := time.Date(2026, 11, 30, 10, 0, 0, 0, time.Local)
-	s := func(board, serial, verdict string, at time.Time, failed ...string) Summary {
-		return Summary{Board: board, Serial: serial, Verdict: verdict, Received: at, Failed: failed}
+	n := 0
+	s := func(board, serial, verdict string, at time.Time, failed ...string) *record {
+		n++
+		return &record{Summary: Summary{ID: fmt.Sprint(n), Board: board, Serial: serial, Verdict: verdict, Received: at, Failed: failed}}
 	}
-	list := []Summary{
+	x := newIndex(newAlarms(3, nil))
+	for _, r := range []*record{
 		s("zc702", "A", "FAIL", day, "tcp-up", "frames"),
-		s("zc702", "A", "PASS", day.Add(time.Hour)), // a retest: A still failed its first test
+		s("zc702", "A", "PASS", day.Add(time.Hour)), // a retest: A failed its first test, passed in the end
 		s("zc702", "B", "PASS", day.Add(2*time.Hour)),
+		s("zc702", "E", "FAIL", day.Add(2*time.Hour), "frames"),
 		s("zc702", "C", "FAIL", day.Add(25*time.Hour), "tcp-up"),
 		s("zcu102", "D", "PASS", day.Add(3*time.Hour)),
+	} {
+		x.add(r)
 	}
-	got := FirstPassYield(list)
-	want := []Yield{{"zc702", "2026-12-01", 1, 0, 0}, {"zc702", "2026-11-30", 2, 1, 50}, {"zcu102", "2026-11-30", 1, 1, 100}}
+	list := filterRows(x.rows, map[string]string{})
+	got := yields(list)
+	want := []Yield{{"zc702", "2026-12-01", 1, 0, 0, 0, 0}, {"zc702", "2026-11-30", 3, 1, 100.0 / 3, 2, 200.0 / 3}, {"zcu102", "2026-11-30", 1, 1, 100, 1, 100}}
 	if len(got) != len(want) {
 		t.Fatalf("yield %+v", got)
 	}
@@ -38,8 +46,8 @@ func TestFirstPassYieldAndPareto(t *testing.T) {
 			t.Errorf("yield %d: %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	p := Pareto(list)
-	if len(p) != 2 || p[0].Step != "tcp-up" || p[0].Count != 2 || p[1].Step != "frames" || p[1].CumulativePct != 100 || int(p[0].CumulativePct) != 66 {
+	p := pareto(list)
+	if len(p) != 2 || p[0].Step != "frames" || p[0].Count != 2 || p[1].Step != "tcp-up" || p[1].CumulativePct != 100 || p[0].CumulativePct != 50 {
 		t.Errorf("pareto %+v", p)
 	}
 }

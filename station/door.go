@@ -75,15 +75,35 @@ func DecodeReport(body []byte) (*plan.Report, error) {
 	if err := r.Check(); err != nil {
 		return nil, reject(422, "bad report: %v", err)
 	}
+	// The station adds these when it serves the report: a board does not give them.
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) == nil {
+		for _, k := range stationKeys {
+			if _, ok := top[k]; ok {
+				return nil, reject(422, "bad report %s: %q is the station's to say", r.ID, k)
+			}
+		}
+	}
 	if err := checkReport(&r); err != nil {
 		return nil, reject(422, "bad report %s: %v", r.ID, err)
 	}
 	return &r, nil
 }
 
+// stationKeys are the fields the station appends to a report it serves.
+var stationKeys = []string{"attempt", "duplicate_mac", "station_port", "received"}
+
+// MaxAttempts bounds a step's earlier attempts (a plan retries a step at most 10 times).
+const MaxAttempts = 10
+
 func checkReport(r *plan.Report) error {
 	if !SafeID(r.ID) {
 		return fmt.Errorf("id: want 1..%d of A-Z a-z 0-9 . _ - (not . or ..)", MaxIDLen)
+	}
+	if r.Fixture != "" {
+		if err := plan.CheckName(r.Fixture); err != nil {
+			return fmt.Errorf("fixture %.40q: %v", r.Fixture, err)
+		}
 	}
 	for name, v := range map[string]string{"board": r.Board, "serial": r.Serial, "mac": r.MAC, "interface": r.Interface, "model": r.Model, "linerate_version": r.Linerate} {
 		if len(v) > MaxText || !plain(v) {
@@ -117,6 +137,19 @@ func checkReport(r *plan.Report) error {
 			return fmt.Errorf("step %s given twice", s.ID)
 		}
 		seen[s.ID] = true
+		if len(s.Attempts) > MaxAttempts {
+			return fmt.Errorf("step %s: %d earlier attempts, at most %d", s.ID, len(s.Attempts), MaxAttempts)
+		}
+		for _, a := range s.Attempts {
+			if a.Pass || len(a.Attempts) > 0 || len(a.Measured) > MaxMeasured {
+				return fmt.Errorf("step %s: an earlier attempt is a failed run of the step, with no attempts of its own", s.ID)
+			}
+			for k, v := range a.Measured {
+				if !finite(v) {
+					return fmt.Errorf("step %s: an attempt's %s = %g: want a finite number within ±%g", s.ID, k, v, MaxFigure)
+				}
+			}
+		}
 		if len(s.Measured) > MaxMeasured {
 			return fmt.Errorf("step %s: %d measurements, at most %d", s.ID, len(s.Measured), MaxMeasured)
 		}

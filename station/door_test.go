@@ -181,7 +181,7 @@ func TestBackfill(t *testing.T) {
 		var r plan.Report
 		body := report(id, "zc702", "PASS", 900)
 		json.Unmarshal(body, &r)
-		if err := st.Put(&r, body, time.Now(), Meta{}); err != nil {
+		if _, err := st.Put(&r, body, time.Now(), Meta{}, MACFlag); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -215,7 +215,7 @@ func BenchmarkPage10k(b *testing.B) {
 		json.Unmarshal(report(fmt.Sprintf("r%05d", i), []string{"zc702", "zcu102"}[i%2], "PASS", 900), &r)
 		r.Show = show
 		body, _ := json.Marshal(r)
-		if err := st.Put(&r, body, time.Now(), Meta{}); err != nil {
+		if _, err := st.Put(&r, body, time.Now(), Meta{}, MACFlag); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -256,7 +256,7 @@ func TestBoardsTestedOncePerSerial(t *testing.T) {
 	post(t, hs.URL, mutate("x2", func(r *plan.Report) { r.Serial = "SN-X" }))
 	_, m := get(t, hs.URL+"/metrics")
 	for _, want := range []string{`linerate_boards_tested_total{board="zc702",verdict="FAIL"} 1`, `linerate_reports_total{board="zc702",verdict="FAIL"} 1`,
-		`linerate_reports_total{board="zc702",verdict="PASS"} 1`, `linerate_throughput_bits_per_second_sum{board="zc702",step="tcp-up"} 1.8e+09`} {
+		`linerate_reports_total{board="zc702",verdict="PASS"} 1`, `linerate_throughput_bytes_per_second_sum{board="zc702",step="tcp-up"} 2.25e+08`} {
 		if !strings.Contains(m, want) {
 			t.Errorf("metrics lack %s", want)
 		}

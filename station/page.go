@@ -1,6 +1,8 @@
 package station
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"html/template"
 	"maps"
@@ -8,21 +10,29 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
 
+// The line lead's page: the alarms, the boards in test now, the filters (each applying
+// to every table), the throughput chart, yields, Pareto, pace, and the reports.
+
 var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
-	"figs": func(f map[string]float64) string {
+	"figs": func(f map[string]float64) []string {
 		var parts []string
 		for _, k := range sortedKeys(f) {
-			parts = append(parts, fmt.Sprintf("%s %s", k, trim(f[k])))
+			parts = append(parts, figureText(k, f[k]))
 		}
-		return strings.Join(parts, ", ")
+		return parts
 	},
-	"when": func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
-	"join": func(s []string) string { return strings.Join(s, ", ") },
-	"sel":  func(a, b string) bool { return a == b },
+	"when":  func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
+	"join":  func(s []string) string { return strings.Join(s, ", ") },
+	"sel":   func(a, b string) bool { return a == b },
+	"num":   trim,
+	"secs":  func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + "\u00a0s" },
+	"pct":   func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + "\u00a0%" },
+	"dupOf": dupText,
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>linerate station</title>
 <style>
@@ -32,22 +42,42 @@ h1{font-size:1.4em;margin:0 0 .3em}
 table{border-collapse:collapse;width:100%;font-size:.92em}
 th,td{text-align:left;padding:.35em .6em;border-bottom:1px solid #ddd;vertical-align:top}
 th{background:#f4f4f4}
+td.n,th.n{text-align:right;white-space:nowrap}
+.nw{white-space:nowrap}
 .PASS{color:#fff;background:#2e7d32;padding:.1em .5em;border-radius:3px;font-weight:bold}
 .FAIL{color:#fff;background:#c62828;padding:.1em .5em;border-radius:3px;font-weight:bold}
-form{margin:1em 0}
-form *{margin-right:.6em}
+.lost{color:#fff;background:#c62828;padding:.1em .5em;border-radius:3px}
+.testing{color:#fff;background:#1565c0;padding:.1em .5em;border-radius:3px}
+tr.dup td.mac{color:#c62828;font-weight:bold}
+.alarm{background:#c62828;color:#fff;padding:.6em 1em;margin:.5em 0;border-radius:4px}
+.alarm form{display:inline;margin:0 0 0 1em}
+.alarm code{background:#fff2;padding:0 .3em}
+form.filters{margin:1em 0}
+form.filters *{margin-right:.6em}
 .chart{margin:1em 0}
 .count{font-weight:bold}
 h2{font-size:1.05em;margin:.8em 0 .3em}
 .views{display:flex;gap:3em;flex-wrap:wrap;margin-bottom:1em}
 table.small{width:auto}
+.figs span{white-space:nowrap;margin-right:.8em}
 </style></head><body>
 <h1>linerate station</h1>
-<div class="sub"><span class="count" id="count">{{len .Rows}}</span> of {{.Total}} reports{{if .Total}}: {{.Pass}} PASS, {{.Fail}} FAIL{{end}}</div>
-<form method="get" action="/">
+{{range .Alarms}}<div class="alarm" id="alarm-{{.ID}}"><b>ALARM</b> {{.Text}} (since {{when .Raised}})
+<form method="post" action="/api/alarms/{{.ID}}/ack"><button type="submit">acknowledge</button></form>{{if $.Tokens}} with a token: <code>curl -X POST -H 'Authorization: Bearer TOKEN' {{$.Base}}/api/alarms/{{.ID}}/ack</code>{{end}}</div>
+{{end}}
+<div class="sub"><span class="count" id="count">{{len .Rows}}</span> of {{.Selected}} reports shown ({{.Total}} stored){{if .Selected}}: {{.Pass}} PASS, {{.Fail}} FAIL{{end}}</div>
+<h2>Boards in test</h2>
+<table class="small" id="live"><thead><tr><th>board</th><th>serial</th><th>MAC</th><th>fixture</th><th>step</th><th class="n">elapsed</th><th>state</th></tr></thead><tbody>
+{{range .Live}}<tr><td>{{.Board}}</td><td>{{.Serial}}</td><td>{{.MAC}}</td><td>{{.Fixture}}</td><td>{{.Index}}/{{.Steps}} {{.Step}}</td><td class="n">{{secs .Elapsed}}</td><td><span class="{{.State}}">{{.State}}</span></td></tr>
+{{else}}<tr><td colspan="7">none</td></tr>{{end}}
+</tbody></table>
+<form class="filters" method="get" action="/">
 <label>board <select name="board"><option value="">all</option>{{range .Boards}}<option{{if sel . $.Q.board}} selected{{end}}>{{.}}</option>{{end}}</select></label>
 <label>verdict <select name="verdict"><option value="">all</option><option{{if sel "PASS" $.Q.verdict}} selected{{end}}>PASS</option><option{{if sel "FAIL" $.Q.verdict}} selected{{end}}>FAIL</option></select></label>
+<label>fixture <select name="fixture"><option value="">all</option>{{range .Fixtures}}<option{{if sel . $.Q.fixture}} selected{{end}}>{{.}}</option>{{end}}</select></label>
 <label>serial, MAC or id <input name="q" id="q" value="{{.Q.q}}" autocomplete="off"></label>
+<label><input type="checkbox" name="duplicate" value="1"{{if .Q.duplicate}} checked{{end}}>duplicate MACs</label>
+<label><input type="checkbox" name="retest" value="1"{{if .Q.retest}} checked{{end}}>retests</label>
 <label>from <input type="date" name="from" value="{{.Q.from}}"></label>
 <label>to <input type="date" name="to" value="{{.Q.to}}"></label>
 <button type="submit">filter</button>
@@ -55,14 +85,22 @@ table.small{width:auto}
 </form>
 <div class="chart">{{.Chart}}</div>
 <div class="views">
-<div><h2>First-pass yield</h2>{{.Yield}}</div>
-<div><h2>Failing steps (Pareto)</h2>{{.Pareto}}</div>
+<div><h2>Yield</h2>{{if .Yield}}<table class="small"><tr><th>day</th><th>board</th><th class="n">first tested</th><th class="n">passed first time</th><th class="n">first-pass yield</th><th class="n">final yield</th></tr>
+{{range .Yield}}<tr><td class="nw">{{.Day}}</td><td>{{.Board}}</td><td class="n">{{.Tested}}</td><td class="n">{{.Passed}}</td><td class="n">{{pct .Pct}}</td><td class="n">{{pct .FinalPct}}</td></tr>{{end}}</table>{{else}}<p>No reports.</p>{{end}}</div>
+<div><h2>Failing steps (Pareto)</h2>{{if .Pareto}}<table class="small"><tr><th>failing step</th><th class="n">failures</th><th></th><th class="n">cumulative</th></tr>
+{{range .Pareto}}<tr><td>{{.Step}}</td><td class="n">{{.Count}}</td><td><svg width="160" height="12"><rect width="{{.Bar}}" height="12" fill="#c62828"/></svg></td><td class="n">{{pct .CumulativePct}}</td></tr>{{end}}</table>{{else}}<p>No failed steps.</p>{{end}}</div>
+<div><h2>Pace</h2><table class="small"><tr><th>board</th><th class="n">reports</th><th class="n">median test time</th><th class="n">p90</th></tr>
+{{range .Pace}}<tr><td>{{.Board}}</td><td class="n">{{.Reports}}</td><td class="n">{{secs .Median}}</td><td class="n">{{secs .P90}}</td></tr>{{end}}</table>
+<p>Today ({{.Hours.Day}}): {{.Hours.Reports}} reports, {{num .Hours.PerHour}} an hour.</p>{{.HourChart}}</div>
+<div><h2>Time per step</h2><table class="small"><tr><th>step</th><th class="n">runs</th><th class="n">median</th><th class="n">p90</th></tr>
+{{range .Steps}}<tr><td>{{.Step}}</td><td class="n">{{.Runs}}</td><td class="n">{{secs .Median}}</td><td class="n">{{secs .P90}}</td></tr>{{end}}</table></div>
 </div>
-<table id="reports"><thead><tr><th>received</th><th>board</th><th>serial</th><th>MAC</th><th>verdict</th><th>failed steps</th><th>key figures</th><th>time</th><th>reports</th></tr></thead><tbody>
-{{range .Rows}}<tr data-text="{{.Serial}} {{.MAC}} {{.ID}} {{.Board}}"><td>{{when .Received}}</td><td>{{.Board}}</td><td>{{.Serial}}</td><td>{{.MAC}}</td><td><span class="{{.Verdict}}">{{.Verdict}}</span></td><td>{{join .Failed}}</td><td>{{figs .Figures}}</td><td>{{printf "%.1f" .Seconds}} s</td><td><a href="/reports/{{.ID}}">report</a> <a href="/api/reports/{{.ID}}">JSON</a> <a href="/api/reports/{{.ID}}/junit.xml">JUnit</a>{{$id := .ID}}{{range .Sweeps}} <a href="/api/reports/{{$id}}/sweep/{{.}}.svg">{{.}} chart</a>{{end}}</td></tr>
-{{else}}<tr><td colspan="9">no reports{{if .Total}} match the filter{{end}}</td></tr>{{end}}
+<table id="reports"><thead><tr><th>received</th><th>board</th><th>serial</th><th>MAC</th><th class="n">attempt</th><th>fixture</th><th>verdict</th><th>failed steps</th><th>key figures</th><th class="n">time</th><th>reports</th></tr></thead><tbody>
+{{range .Rows}}<tr{{if .DuplicateMAC}} class="dup"{{end}} data-text="{{.Serial}} {{.MAC}} {{.ID}} {{.Board}} {{.Fixture}}"><td class="nw">{{when .Received}}</td><td>{{.Board}}</td><td>{{.Serial}}</td><td class="mac"{{if .DuplicateMAC}} title="{{dupOf .DuplicateMAC}}"{{end}}>{{.MAC}}{{if .DuplicateMAC}} (duplicate){{end}}</td><td class="n">{{.Attempt}}</td><td>{{.Fixture}}</td><td><span class="{{.Verdict}}">{{.Verdict}}</span></td><td>{{join .Failed}}</td><td class="figs">{{range figs .Figures}}<span>{{.}}</span> {{end}}</td><td class="n">{{secs .Seconds}}</td><td class="nw"><a href="/reports/{{.ID}}">report</a> <a href="/api/reports/{{.ID}}">JSON</a> <a href="/api/reports/{{.ID}}/junit.xml">JUnit</a>{{$id := .ID}}{{range .Sweeps}} <a href="/api/reports/{{$id}}/sweep/{{.}}.svg">{{.}} chart</a>{{end}}</td></tr>
+{{else}}<tr><td colspan="11">no reports{{if .Total}} match the filter{{end}}</td></tr>{{end}}
 </tbody></table>
-<script>
+{{if gt .Selected (len .Rows)}}<p>The newest {{len .Rows}} of {{.Selected}}: <a href="/?{{.QS}}&amp;limit={{.More}}">show {{.More}}</a>, or the CSV for all.</p>{{end}}
+<script nonce="{{.Nonce}}">
 // Filter the rows as you type; the form does the same on the server without script.
 document.getElementById('q').addEventListener('input', function (e) {
   var t = e.target.value.toLowerCase(), n = 0;
@@ -73,6 +111,31 @@ document.getElementById('q').addEventListener('input', function (e) {
   });
   document.getElementById('count').textContent = n;
 });
+// The boards in test, every two seconds, without a reload: text only, never markup.
+function cell(tr, text, cls) {
+  var td = document.createElement('td');
+  if (cls) { var s = document.createElement('span'); s.className = cls; s.textContent = text; td.appendChild(s); }
+  else td.textContent = text;
+  tr.appendChild(td);
+  return td;
+}
+function refreshLive() {
+  fetch('/api/live', {headers: {'Accept': 'application/json'}}).then(function (r) { return r.ok ? r.json() : null; }).then(function (list) {
+    if (!list) return;
+    var body = document.querySelector('#live tbody');
+    while (body.firstChild) body.removeChild(body.firstChild);
+    if (list.length === 0) { var tr = document.createElement('tr'); cell(tr, 'none').colSpan = 7; body.appendChild(tr); return; }
+    list.forEach(function (b) {
+      var tr = document.createElement('tr');
+      cell(tr, b.board); cell(tr, b.serial); cell(tr, b.mac); cell(tr, b.fixture || '');
+      cell(tr, (b.step_index || 0) + '/' + b.steps + ' ' + (b.step || ''));
+      cell(tr, b.elapsed_s.toFixed(1) + '\u00a0s').className = 'n';
+      cell(tr, b.state, b.state === 'lost' ? 'lost' : 'testing');
+      body.appendChild(tr);
+    });
+  }).catch(function () {});
+}
+setInterval(refreshLive, 2000);
 </script>
 </body></html>
 `))
@@ -84,44 +147,110 @@ func trim(v float64) string {
 	return strings.TrimRight(strings.TrimRight(s, "0"), ".")
 }
 
+// figureText is a figure as a person reads it: "tcp-up 941.2 Mbit/s" for tcp-up_mbps,
+// "frames p99 2361 µs" for frames_p99_us.
+func figureText(k string, v float64) string {
+	units := []struct{ suffix, unit string }{{"_mbps", "Mbit/s"}, {"_pct", "%"}, {"_us", "µs"}, {"_ms", "ms"}, {"_s", "s"}, {"_bytes", "B"}}
+	for _, u := range units {
+		if name, ok := strings.CutSuffix(k, u.suffix); ok {
+			return strings.ReplaceAll(name, "_", " ") + " " + trim(v) + "\u00a0" + u.unit
+		}
+	}
+	return strings.ReplaceAll(k, "_", " ") + " " + trim(v)
+}
+
+// dupText names the other boards of a duplicate MAC.
+func dupText(uses []MACUse) string {
+	var parts []string
+	for _, u := range uses {
+		parts = append(parts, fmt.Sprintf("also %s %s, first seen %s", u.Board, u.Serial, u.FirstSeen.Local().Format("2006-01-02 15:04")))
+	}
+	return strings.Join(parts, "; ")
+}
+
 var palette = []string{"#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#c62828", "#00838f", "#5d4037", "#9e9d24"}
 
 // chart draws TCP throughput per board type and direction over time as an inline SVG: a
 // line per board type and direction (TCP up and TCP down apart; UDP runs at a set rate
-// and is left out), a dot per report, red when the report failed.
-func chart(list []Summary) template.HTML {
+// and is left out), a dot per report, red when the report failed; the legend below the
+// plot, as wide as the chart, so no name is cut.
+func chart(rows []*row) template.HTML {
 	type pt struct {
 		t    time.Time
 		v    float64
 		fail bool
 	}
-	series := map[string][]pt{}
+	type key struct {
+		board string
+		up    bool
+	}
+	byKey := map[key][]pt{}
 	var tmin, tmax time.Time
 	vmax := 0.0
-	for _, x := range list {
-		for dir, v := range x.TCP {
-			name := x.Board + " TCP " + dir
-			series[name] = append(series[name], pt{x.Received, v, x.Verdict != "PASS"})
+	for _, x := range rows {
+		for _, d := range []struct {
+			up bool
+			v  float64
+		}{{true, x.TCPUp}, {false, x.TCPDown}} {
+			if math.IsNaN(d.v) {
+				continue
+			}
+			k := key{x.Board, d.up}
+			byKey[k] = append(byKey[k], pt{x.Received, d.v, x.Verdict != "PASS"})
 			if tmin.IsZero() || x.Received.Before(tmin) {
 				tmin = x.Received
 			}
 			if x.Received.After(tmax) {
 				tmax = x.Received
 			}
-			vmax = math.Max(vmax, v)
+			vmax = math.Max(vmax, d.v)
 		}
+	}
+	series := map[string][]pt{}
+	count := map[string]int{}
+	for k, pts := range byKey {
+		name := k.board + " TCP " + map[bool]string{true: "up", false: "down"}[k.up]
+		series[name], count[name] = pts, len(pts)
 	}
 	if len(series) == 0 {
 		return template.HTML(`<p>No TCP throughput yet: the chart shows the TCP iperf3 steps' Mbit/s per board type and direction over time.</p>`)
 	}
-	const W, H, L, R, T, B = 900.0, 260.0, 60.0, 150.0, 20.0, 40.0
+	names := sortedKeys(series)
+	// Past a few hundred reports a series is drawn as the mean of each of maxPoints
+	// stretches of time (red when a report in it failed): a point per report of a year
+	// would be a page of megabytes that says less.
+	const maxPoints = 300
+	for _, name := range names {
+		pts := series[name]
+		if len(pts) <= maxPoints {
+			continue
+		}
+		var out []pt
+		width := tmax.Sub(tmin) / maxPoints
+		for start := 0; start < len(pts); {
+			end := start
+			edge := pts[start].t.Add(width)
+			sum, fail := 0.0, false
+			for end < len(pts) && (pts[end].t.Before(edge) || end == start) {
+				sum += pts[end].v
+				fail = fail || pts[end].fail
+				end++
+			}
+			out = append(out, pt{pts[start].t, sum / float64(end-start), fail})
+			start = end
+		}
+		series[name] = out
+	}
+	const W, L, R, T, P = 900.0, 60.0, 20.0, 24.0, 200.0 // P: the plot's height
+	legend := float64(len(names)+1) * 18
+	H := T + P + 40 + legend
 	span := tmax.Sub(tmin).Seconds()
 	if span == 0 {
 		span = 1
 	}
 	vtop := niceCeil(vmax)
 	x := func(t time.Time) float64 { return L + (W-L-R)*t.Sub(tmin).Seconds()/span }
-	y := func(v float64) float64 { return T + (H-T-B)*(1-v/vtop) }
+	y := func(v float64) float64 { return T + P*(1-v/vtop) }
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" role="img" aria-label="throughput per board over time">`, W, H)
 	fmt.Fprintf(&b, `<text x="%.0f" y="14" font-size="13">TCP throughput, Mbit/s</text>`, L)
@@ -129,9 +258,18 @@ func chart(list []Summary) template.HTML {
 		v := vtop * float64(i) / 4
 		fmt.Fprintf(&b, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#e0e0e0"/><text x="%.0f" y="%.1f" font-size="11" text-anchor="end">%s</text>`, L, W-R, y(v), y(v), L-6, y(v)+4, trim(v))
 	}
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="11">%s</text><text x="%.0f" y="%.0f" font-size="11" text-anchor="end">%s</text>`,
-		L, H-12, template.HTMLEscapeString(tmin.Local().Format("01-02 15:04")), W-R, H-12, template.HTMLEscapeString(tmax.Local().Format("01-02 15:04")))
-	for i, name := range sortedKeys(series) {
+	for _, tk := range timeTicks(tmin, tmax, 5) {
+		anchor := "middle"
+		switch {
+		case x(tk.t) < L+30:
+			anchor = "start"
+		case x(tk.t) > W-R-30:
+			anchor = "end"
+		}
+		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#999"/><text x="%.1f" y="%.0f" font-size="11" text-anchor="%s">%s</text>`,
+			x(tk.t), x(tk.t), T+P, T+P+4, x(tk.t), T+P+16, anchor, template.HTMLEscapeString(tk.label))
+	}
+	for i, name := range names {
 		col := palette[i%len(palette)]
 		var pts []string
 		for _, p := range series[name] {
@@ -145,13 +283,49 @@ func chart(list []Summary) template.HTML {
 			}
 			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s %s Mbit/s</title></circle>`, x(p.t), y(p.v), fill, template.HTMLEscapeString(name), trim(p.v))
 		}
-		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="10" height="10" fill="%s"/><text x="%.0f" y="%.0f" font-size="12">%s (%d)</text>`,
-			W-R+12, T+float64(i)*18, col, W-R+26, T+float64(i)*18+9, template.HTMLEscapeString(name), len(series[name]))
+		ly := T + P + 40 + float64(i)*18
+		n := count[name]
+		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="10" height="10" fill="%s"/><text x="%.0f" y="%.0f" font-size="12">%s (%d report%s)</text>`,
+			L, ly, col, L+14, ly+9, template.HTMLEscapeString(name), n, map[bool]string{true: "", false: "s"}[n == 1])
 	}
-	fmt.Fprintf(&b, `<circle cx="%.0f" cy="%.0f" r="4" fill="#c62828"/><text x="%.0f" y="%.0f" font-size="12">FAIL report</text>`,
-		W-R+17, T+float64(len(series))*18+5, W-R+26, T+float64(len(series))*18+9)
+	ly := T + P + 40 + float64(len(names))*18
+	fmt.Fprintf(&b, `<circle cx="%.0f" cy="%.0f" r="4" fill="#c62828"/><text x="%.0f" y="%.0f" font-size="12">FAIL report</text>`, L+5, ly+5, L+14, ly+9)
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// tick is a time axis mark.
+type tick struct {
+	t     time.Time
+	label string
+}
+
+// timeTicks are up to n marks between a and b, labelled as finely as the span needs
+// (seconds within minutes, minutes within a day, days beyond), no two labels alike.
+func timeTicks(a, b time.Time, n int) []tick {
+	span := b.Sub(a)
+	layout := "01-02"
+	switch {
+	case span < 2*time.Minute:
+		layout = "15:04:05"
+	case span < 24*time.Hour:
+		layout = "15:04"
+	case span < 7*24*time.Hour:
+		layout = "01-02 15:04"
+	}
+	var out []tick
+	for i := 0; i < n; i++ {
+		t := a.Add(time.Duration(float64(span) * float64(i) / float64(n-1)))
+		l := t.Local().Format(layout)
+		if len(out) > 0 && out[len(out)-1].label == l {
+			continue
+		}
+		out = append(out, tick{t, l})
+		if span == 0 {
+			break
+		}
+	}
+	return out
 }
 
 func niceCeil(v float64) float64 {
@@ -167,34 +341,101 @@ func niceCeil(v float64) float64 {
 	return 10 * p
 }
 
+// hourChart draws today's reports per hour as 24 bars.
+func hourChart(h Hours) template.HTML {
+	top := 1
+	for _, n := range h.ByHour {
+		top = max(top, n)
+	}
+	var b strings.Builder
+	b.WriteString(`<svg xmlns="http://www.w3.org/2000/svg" width="312" height="70" role="img" aria-label="reports per hour today">`)
+	for i, n := range h.ByHour {
+		bh := 50 * float64(n) / float64(top)
+		fmt.Fprintf(&b, `<rect x="%d" y="%.1f" width="11" height="%.1f" fill="#1565c0"><title>%02d:00 %d reports</title></rect>`, i*13, 52-bh, bh, i, n)
+		if i%6 == 0 {
+			fmt.Fprintf(&b, `<text x="%d" y="66" font-size="10">%02d</text>`, i*13, i)
+		}
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// newNonce is a CSP nonce: the page's own script runs, no other.
+func newNonce() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// pageRows is how many reports the page lists by default (the CSV has them all).
+const pageRows = 200
+
 func (s *Server) page(w http.ResponseWriter, req *http.Request) {
-	all, err := s.store.List()
+	q := query(req)
+	limit := pageRows
+	if n, err := strconv.Atoi(req.URL.Query().Get("limit")); err == nil && n > 0 {
+		limit = min(n, 10*pageRows)
+	}
+	rows, total, done, err := s.view(q)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	q := query(req)
-	rows := filter(all, q)
+	// Everything the tables need, under the index's read lock; then the store for the
+	// rows shown, and the page, without it.
+	ids := make([]string, 0, min(limit, len(rows)))
+	for i := len(rows) - 1; i >= 0 && len(ids) < limit; i-- {
+		ids = append(ids, rows[i].ID)
+	}
 	pass := 0
-	for _, x := range all {
+	for _, x := range rows {
 		if x.Verdict == "PASS" {
 			pass++
 		}
 	}
-	// Newest first in the table.
-	for i, j := 0, len(rows)-1; i < j; i, j = i+1, j-1 {
-		rows[i], rows[j] = rows[j], rows[i]
+	type bar struct {
+		ParetoRow
+		Bar float64
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	// The line lead's views follow the board and time filters, not the verdict or a serial.
-	scope := filter(all, map[string]string{"board": q["board"], "from": q["from"], "to": q["to"]})
+	var par []bar
+	for i, p := range pareto(rows) {
+		if i == 15 {
+			break
+		}
+		par = append(par, bar{p, 0})
+		par[i].Bar = 160 * float64(p.Count) / float64(par[0].Count)
+	}
+	ys := yields(rows)
+	if len(ys) > 30 {
+		ys = ys[:30]
+	}
+	boards, steps := paces(rows, s.idx.steps)
+	hrs := hours(rows, time.Now())
+	svg := chart(rows)
+	boardNames, fixtureNames := sortedKeys(s.idx.boards), sortedKeys(s.idx.fixtures)
+	alarms := s.idx.alarms.list()
+	selected := len(rows)
+	done()
+
+	shown, err := summaries(s.store.summaries(ids))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
 	qs := url.Values{}
 	for k, v := range q {
 		if v != "" {
 			qs.Set(k, v)
 		}
 	}
-	pageTmpl.Execute(w, map[string]any{"Rows": rows, "Total": len(all), "Pass": pass, "Fail": len(all) - pass, "Boards": boardsOf(all), "Q": q, "QS": qs.Encode(),
-		"Chart": chart(filter(all, map[string]string{"board": q["board"], "verdict": q["verdict"], "from": q["from"], "to": q["to"]})),
-		"Yield": yieldTable(FirstPassYield(scope)), "Pareto": paretoTable(Pareto(scope))})
+	nonce := newNonce()
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-"+nonce+"'; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+	err = pageTmpl.Execute(w, map[string]any{"Rows": shown, "Selected": selected, "Total": total, "Pass": pass, "Fail": selected - pass,
+		"Boards": boardNames, "Fixtures": fixtureNames,
+		"Q": q, "QS": qs.Encode(), "More": min(selected, 10*pageRows), "Alarms": alarms, "Tokens": s.write != nil, "Base": "http://" + req.Host,
+		"Nonce": nonce, "Live": s.live.list(time.Now()), "Chart": svg, "Yield": ys, "Pareto": par, "Pace": boards, "Steps": steps, "Hours": hrs, "HourChart": hourChart(hrs)})
+	if err != nil {
+		s.log.Printf("page: %v", err)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -34,6 +35,18 @@ var pgMigrations = []string{
 		remote    text NOT NULL DEFAULT ''
 	);
 	CREATE INDEX linerate_reports_received ON linerate_reports (received, id);`,
+	// 2: the line's history: the order stored (seq), the columns the attempts and the
+	// duplicate MACs are found by, the summaries' attempts of the reports stored so far,
+	// and the operators' acknowledgements of alarms.
+	`ALTER TABLE linerate_reports ADD COLUMN seq bigserial, ADD COLUMN board text NOT NULL DEFAULT '',
+		ADD COLUMN serial text NOT NULL DEFAULT '', ADD COLUMN mac text NOT NULL DEFAULT '';
+	UPDATE linerate_reports SET board = summary->>'board', serial = summary->>'serial', mac = lower(summary->>'mac');
+	UPDATE linerate_reports r SET summary = jsonb_set(r.summary, '{attempt}', to_jsonb(x.n))
+		FROM (SELECT id, row_number() OVER (PARTITION BY board, serial ORDER BY received, id) AS n FROM linerate_reports) x WHERE r.id = x.id;
+	CREATE UNIQUE INDEX linerate_reports_seq ON linerate_reports (seq);
+	CREATE INDEX linerate_reports_serial ON linerate_reports (board, serial);
+	CREATE INDEX linerate_reports_mac ON linerate_reports (mac);
+	CREATE TABLE linerate_acks (alarm text PRIMARY KEY, by_whom text NOT NULL, at timestamptz NOT NULL);`,
 }
 
 // OpenPG connects to the database of conn (postgres://... or key=value) and brings its
@@ -96,32 +109,86 @@ func pgCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 30*time.Second)
 }
 
-// Put stores the report in one transaction; an id is written once.
-func (s *PGStore) Put(r *plan.Report, body []byte, received time.Time, meta Meta) error {
+// Put stores the report in one transaction; an id is written once. The board's history
+// is read under advisory locks on its serial and its MAC, so that two stations storing
+// reports of one MAC or one serial at once take turns and the second sees the first.
+func (s *PGStore) Put(r *plan.Report, body []byte, received time.Time, meta Meta, policy MACPolicy) (Stored, error) {
 	ctx, cancel := pgCtx()
 	defer cancel()
-	rec, err := json.Marshal(recordOf(r, received, meta))
-	if err != nil {
-		return err
-	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO linerate_reports (id, body, received, summary, posted_by, remote) VALUES ($1, $2, $3, $4, $5, $6)
-			ON CONFLICT (id) DO NOTHING`, r.ID, body, received.UTC(), rec, meta.PostedBy, meta.Remote)
+	mac := macKey(r.MAC)
+	var st Stored
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// Locks in one order (serial, then MAC): two stations never wait on each other.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('serial:' || $1)), pg_advisory_xact_lock(hashtext('mac:' || $2))`, r.Board+"\t"+r.Serial, mac); err != nil {
+			return err
+		}
+		var old []byte
+		switch err := tx.QueryRow(ctx, `SELECT body FROM linerate_reports WHERE id = $1`, r.ID).Scan(&old); {
+		case err == nil && bytes.Equal(old, body):
+			return ErrExists
+		case err == nil:
+			return ErrConflict
+		case !errors.Is(err, pgx.ErrNoRows):
+			return err
+		}
+		var err error
+		if st, err = pgHistory(ctx, tx, r.Board, r.Serial, mac); err != nil {
+			return err
+		}
+		if policy == MACReject && len(st.DuplicateMAC) > 0 {
+			return &DuplicateMACError{MAC: r.MAC, Uses: st.DuplicateMAC}
+		}
+		rec, err := json.Marshal(recordOf(r, received, meta, st))
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 1 {
-			return nil
-		}
-		var old []byte
-		if err := tx.QueryRow(ctx, `SELECT body FROM linerate_reports WHERE id = $1`, r.ID).Scan(&old); err != nil {
+		tag, err := tx.Exec(ctx, `INSERT INTO linerate_reports (id, body, received, summary, posted_by, remote, board, serial, mac)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
+			r.ID, body, received.UTC(), rec, meta.PostedBy, meta.Remote, r.Board, r.Serial, mac)
+		if err != nil {
 			return err
 		}
-		if bytes.Equal(old, body) {
-			return ErrExists
+		if tag.RowsAffected() == 0 {
+			// Another station stored this id between the check and now (its locks are
+			// the same serial's): what it stored decides.
+			if err := tx.QueryRow(ctx, `SELECT body FROM linerate_reports WHERE id = $1`, r.ID).Scan(&old); err != nil {
+				return err
+			}
+			if bytes.Equal(old, body) {
+				return ErrExists
+			}
+			return ErrConflict
 		}
-		return ErrConflict
+		return nil
 	})
+	return st, err
+}
+
+// pgHistory is the board's history before a report: its attempt, and the other serials
+// that reported its MAC with their first report.
+func pgHistory(ctx context.Context, tx pgx.Tx, board, serial, mac string) (Stored, error) {
+	var st Stored
+	if err := tx.QueryRow(ctx, `SELECT count(*) + 1 FROM linerate_reports WHERE board = $1 AND serial = $2`, board, serial).Scan(&st.Attempt); err != nil {
+		return st, err
+	}
+	if mac == "" {
+		return st, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT board, serial, received, id FROM (SELECT DISTINCT ON (board, serial) board, serial, received, id FROM linerate_reports
+		WHERE mac = $1 AND NOT (board = $2 AND serial = $3) ORDER BY board, serial, received, id) u ORDER BY received, id LIMIT $4`, mac, board, serial, MaxMACUses)
+	if err != nil {
+		return st, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var u MACUse
+		if err := rows.Scan(&u.Board, &u.Serial, &u.FirstSeen, &u.Report); err != nil {
+			return st, err
+		}
+		u.FirstSeen = u.FirstSeen.UTC()
+		st.DuplicateMAC = append(st.DuplicateMAC, u)
+	}
+	return st, rows.Err()
 }
 
 // storable says whether id could be a stored id at all: PostgreSQL's text takes no NUL
@@ -162,7 +229,10 @@ func (s *PGStore) List() ([]Summary, error) { return summaries(s.records()) }
 func (s *PGStore) records() ([]record, error) {
 	ctx, cancel := pgCtx()
 	defer cancel()
-	rows, err := s.pool.Query(ctx, `SELECT summary FROM linerate_reports ORDER BY received, id`)
+	return pgRecords(s.pool.Query(ctx, `SELECT summary FROM linerate_reports ORDER BY received, id`))
+}
+
+func pgRecords(rows pgx.Rows, err error) ([]record, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -177,6 +247,94 @@ func (s *PGStore) records() ([]record, error) {
 		if json.Unmarshal(b, &rec) == nil {
 			out = append(out, rec)
 		}
+	}
+	return out, rows.Err()
+}
+
+// pgOverlap is how far back of its cursor a station reads again: a transaction that
+// took its seq before another but committed after it would be skipped by a plain
+// "seq > cursor". The caller drops the ids it has.
+const pgOverlap = 1024
+
+// recordsAfter are the records stored after cursor (a seq), in seq order, with a margin
+// of pgOverlap before it.
+func (s *PGStore) recordsAfter(cursor string) ([]record, string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a first read of a million
+	defer cancel()
+	after, _ := strconv.ParseInt(cursor, 10, 64)
+	rows, err := s.pool.Query(ctx, `SELECT seq, summary FROM linerate_reports WHERE seq > $1 ORDER BY seq`, max(0, after-pgOverlap))
+	if err != nil {
+		return nil, cursor, err
+	}
+	defer rows.Close()
+	var out []record
+	last := after
+	for rows.Next() {
+		var seq int64
+		var b []byte
+		if err := rows.Scan(&seq, &b); err != nil {
+			return nil, cursor, err
+		}
+		last = max(last, seq)
+		var rec record
+		if json.Unmarshal(b, &rec) == nil {
+			out = append(out, rec)
+		}
+	}
+	return out, strconv.FormatInt(last, 10), rows.Err()
+}
+
+// summaries are the records of ids, in their order.
+func (s *PGStore) summaries(ids []string) ([]record, error) {
+	ctx, cancel := pgCtx()
+	defer cancel()
+	var keep []string
+	for _, id := range ids {
+		if storable(id) {
+			keep = append(keep, id)
+		}
+	}
+	recs, err := pgRecords(s.pool.Query(ctx, `SELECT summary FROM linerate_reports WHERE id = ANY($1)`, keep))
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]record, len(recs))
+	for _, r := range recs {
+		byID[r.ID] = r
+	}
+	out := make([]record, 0, len(recs))
+	for _, id := range keep {
+		if r, ok := byID[id]; ok {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// Ack records an alarm's acknowledgement (the first one stands).
+func (s *PGStore) Ack(a Ack) error {
+	ctx, cancel := pgCtx()
+	defer cancel()
+	_, err := s.pool.Exec(ctx, `INSERT INTO linerate_acks (alarm, by_whom, at) VALUES ($1, $2, $3) ON CONFLICT (alarm) DO NOTHING`, a.Alarm, a.By, a.At.UTC())
+	return err
+}
+
+// Acks are the acknowledgements recorded.
+func (s *PGStore) Acks() ([]Ack, error) {
+	ctx, cancel := pgCtx()
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT alarm, by_whom, at FROM linerate_acks ORDER BY at`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Ack
+	for rows.Next() {
+		var a Ack
+		if err := rows.Scan(&a.Alarm, &a.By, &a.At); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
 	}
 	return out, rows.Err()
 }

@@ -28,6 +28,8 @@ type Config struct {
 	// TLSCert and TLSKey (PEM files) serve https instead of http.
 	TLSCert, TLSKey string
 	Log             *log.Logger
+	// Options: the duplicate-MAC policy and the fixture alarm's threshold.
+	Options Options
 }
 
 // Run serves reports until ctx ends or the server fails.
@@ -45,7 +47,7 @@ func Run(ctx context.Context, c Config) error {
 		return err
 	}
 	defer store.Close()
-	srv, err := NewServer(store, c.Log)
+	srv, err := NewServer(store, c.Log, c.Options)
 	if err != nil {
 		return err
 	}

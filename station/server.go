@@ -2,16 +2,16 @@ package station
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +26,7 @@ const MaxReportBytes = 4 << 20
 // Server is the station's HTTP side.
 type Server struct {
 	store   Store
+	opts    Options
 	log     *log.Logger
 	mux     *http.ServeMux
 	reg     *prometheus.Registry
@@ -33,9 +34,10 @@ type Server struct {
 	reports *prometheus.CounterVec
 	serials map[string]bool // board + serial already counted as tested (under mu)
 	steps   *prometheus.CounterVec
-	mbps    *prometheus.HistogramVec
-	stored  prometheus.GaugeFunc
-	count   atomic.Int64 // reports stored; handlers run concurrently
+	bytes   *prometheus.HistogramVec
+	took    *prometheus.HistogramVec
+	dupMACs *prometheus.CounterVec
+	refused *prometheus.CounterVec
 	started time.Time
 	// write and read are the tokens POST and the other requests need (nil: none).
 	write, read *Tokens
@@ -43,6 +45,18 @@ type Server struct {
 	// reports, so past MaxLabels of each the rest count as "other".
 	mu     sync.Mutex
 	labels map[string]map[string]bool
+	idx    index
+	live   liveBoards
+	ports  ports
+}
+
+// Options are how a station judges the line: what it does with a duplicate MAC, how
+// many boards failing one step in a row on a fixture raise an alarm, and where /sys is
+// (its ports' counters; tests give a tree).
+type Options struct {
+	MACPolicy    MACPolicy
+	FixtureAlarm int    // default DefaultFixtureAlarm
+	Sys          string // default /sys
 }
 
 // MaxLabels is how many distinct boards, and step ids, the metrics name; the rest are
@@ -71,24 +85,24 @@ func (s *Server) label(kind, v string) string {
 	return v
 }
 
-// NewServer serves store; the metrics start from what the store holds.
-func NewServer(store Store, logger *log.Logger) (*Server, error) {
-	s := &Server{store: store, log: logger, mux: http.NewServeMux(), reg: prometheus.NewRegistry(), started: time.Now()}
-	s.tested = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "linerate_boards_tested_total", Help: "Boards tested, each serial once (its first report), by board type and that report's verdict."}, []string{"board", "verdict"})
-	s.reports = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "linerate_reports_total", Help: "Reports received, retests included, by board type and verdict."}, []string{"board", "verdict"})
-	s.steps = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "linerate_step_results_total", Help: "Step outcomes, by board type, step and result."}, []string{"board", "step", "result"})
-	s.mbps = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "linerate_throughput_bits_per_second", Help: "Measured throughput of the iperf3 steps, bit/s.",
-		Buckets: []float64{1e6, 5e6, 10e6, 50e6, 100e6, 200e6, 500e6, 800e6, 900e6, 930e6, 950e6, 1e9, 2.5e9, 5e9, 10e9}}, []string{"board", "step"})
-	s.stored = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "linerate_reports_stored", Help: "Reports in the store."}, func() float64 { return float64(s.count.Load()) })
-	s.reg.MustRegister(s.tested, s.reports, s.steps, s.mbps, s.stored)
-	// The metrics start from the summary records, not the whole reports: a restart
-	// with thousands of reports reads kilobytes each, not their show and doctor.
-	recs, err := store.records()
+// NewServer serves store; the metrics, the index and the alarms start from what the
+// store holds.
+func NewServer(store Store, logger *log.Logger, opts Options) (*Server, error) {
+	if opts.Sys == "" {
+		opts.Sys = "/sys"
+	}
+	s := &Server{store: store, opts: opts, log: logger, mux: http.NewServeMux(), reg: prometheus.NewRegistry(), started: time.Now()}
+	s.ports.sys = opts.Sys
+	s.registerMetrics()
+	acks, err := store.Acks()
 	if err != nil {
 		return nil, err
 	}
-	for i := range recs {
-		s.observe(&recs[i])
+	s.idx = newIndex(newAlarms(opts.FixtureAlarm, acks))
+	// The index starts from the summary records, not the whole reports: a restart with
+	// thousands of reports reads kilobytes each, not their show and doctor.
+	if err := s.refresh(); err != nil {
+		return nil, err
 	}
 	s.mux.HandleFunc("POST /api/reports", s.postReport)
 	s.mux.HandleFunc("GET /api/reports", s.listReports)
@@ -96,14 +110,60 @@ func NewServer(store Store, logger *log.Logger) (*Server, error) {
 	s.mux.HandleFunc("GET /api/reports/{id}/junit.xml", s.getJUnit)
 	s.mux.HandleFunc("GET /api/reports/{id}/sweep/{step}", s.getSweepChart)
 	s.mux.HandleFunc("GET /api/reports.csv", s.reportsCSV)
+	s.mux.HandleFunc("POST /api/live", s.postLive)
+	s.mux.HandleFunc("GET /api/live", s.getLive)
+	s.mux.HandleFunc("GET /api/alarms", s.getAlarms)
+	s.mux.HandleFunc("POST /api/alarms/{id}/ack", s.ackAlarm)
 	s.mux.HandleFunc("GET /reports/{id}", s.reportPage)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	s.mux.HandleFunc("GET /{$}", s.page)
 	return s, nil
 }
 
+// registerMetrics makes the station's metrics, in base units (promtool check metrics).
+func (s *Server) registerMetrics() {
+	s.tested = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "linerate_boards_tested_total", Help: "Boards tested, each serial once (its first report), by board type and that report's verdict."}, []string{"board", "verdict"})
+	s.reports = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "linerate_reports_total", Help: "Reports received, retests included, by board type and verdict."}, []string{"board", "verdict"})
+	s.steps = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "linerate_step_results_total", Help: "Step outcomes, by board type, step and result."}, []string{"board", "step", "result"})
+	s.bytes = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "linerate_throughput_bytes_per_second", Help: "Measured throughput of the iperf3 steps, bytes per second.",
+		Buckets: []float64{125e3, 625e3, 1.25e6, 6.25e6, 12.5e6, 25e6, 62.5e6, 100e6, 112.5e6, 116.25e6, 118.75e6, 125e6, 312.5e6, 625e6, 1.25e9}}, []string{"board", "step"})
+	s.took = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "linerate_test_duration_seconds", Help: "How long a board's validation took, by board type.",
+		Buckets: []float64{10, 20, 30, 45, 60, 90, 120, 180, 300, 600, 1200}}, []string{"board"})
+	s.dupMACs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "linerate_duplicate_mac_reports_total", Help: "Reports whose MAC another serial reported before, by board type (stored and flagged)."}, []string{"board"})
+	s.refused = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "linerate_reports_refused_total", Help: "Reports the station refused, by reason."}, []string{"reason"})
+	stored := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "linerate_reports_stored", Help: "Reports in the store."}, func() float64 {
+		s.idx.mu.RLock()
+		defer s.idx.mu.RUnlock()
+		return float64(len(s.idx.rows))
+	})
+	alarms := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "linerate_alarms", Help: "Alarms raised and not cleared (fixture suspect)."}, func() float64 {
+		s.idx.mu.RLock()
+		defer s.idx.mu.RUnlock()
+		return float64(len(s.idx.alarms.active))
+	})
+	inTest := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "linerate_boards_in_test", Help: "Boards that posted their start and no report yet, by state (testing, lost)."}, []string{"state"})
+	s.reg.MustRegister(s.tested, s.reports, s.steps, s.bytes, s.took, s.dupMACs, s.refused, stored, alarms, liveCollector{s, inTest})
+}
+
+// liveCollector reads the boards in test when /metrics is scraped.
+type liveCollector struct {
+	s *Server
+	g *prometheus.GaugeVec
+}
+
+func (c liveCollector) Describe(ch chan<- *prometheus.Desc) { c.g.Describe(ch) }
+func (c liveCollector) Collect(ch chan<- prometheus.Metric) {
+	n := map[string]float64{"testing": 0, "lost": 0}
+	for _, b := range c.s.live.list(time.Now()) {
+		n[b.State]++
+	}
+	for k, v := range n {
+		c.g.WithLabelValues(k).Set(v)
+	}
+	c.g.Collect(ch)
+}
+
 func (s *Server) observe(r *record) {
-	s.count.Add(1)
 	board := s.label("board", r.Board)
 	s.reports.WithLabelValues(board, r.Verdict).Inc()
 	s.mu.Lock()
@@ -116,6 +176,10 @@ func (s *Server) observe(r *record) {
 	if first {
 		s.tested.WithLabelValues(board, r.Verdict).Inc()
 	}
+	if len(r.DuplicateMAC) > 0 {
+		s.dupMACs.WithLabelValues(board).Inc()
+	}
+	s.took.WithLabelValues(board).Observe(r.Seconds)
 	for _, st := range r.Steps {
 		res := "pass"
 		if !st.Pass {
@@ -124,19 +188,34 @@ func (s *Server) observe(r *record) {
 		step := s.label("step", st.ID)
 		s.steps.WithLabelValues(board, step, res).Inc()
 		if st.Mbps != nil {
-			s.mbps.WithLabelValues(board, step).Observe(*st.Mbps * 1e6)
+			s.bytes.WithLabelValues(board, step).Observe(*st.Mbps * 1e6 / 8)
 		}
 	}
 }
 
+// poster is who may post (a write token's name, or the address without tokens); it
+// answers 401 itself.
+func (s *Server) poster(w http.ResponseWriter, req *http.Request) (string, bool) {
+	if s.write == nil {
+		return req.RemoteAddr, true
+	}
+	name := s.write.Who(req)
+	if name == "" {
+		s.log.Printf("%s %s refused from %s: no valid token", req.Method, req.URL.Path, req.RemoteAddr)
+		unauthorized(w)
+		return "", false
+	}
+	return name + " (" + req.RemoteAddr + ")", true
+}
+
 func (s *Server) postReport(w http.ResponseWriter, req *http.Request) {
+	who, ok := s.poster(w, req)
+	if !ok {
+		return
+	}
 	meta := Meta{Remote: req.RemoteAddr}
 	if s.write != nil {
-		if meta.PostedBy = s.write.Who(req); meta.PostedBy == "" {
-			s.log.Printf("report refused from %s: no valid token", req.RemoteAddr)
-			unauthorized(w)
-			return
-		}
+		meta.PostedBy = s.write.Who(req)
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, MaxReportBytes))
 	if err != nil {
@@ -158,12 +237,15 @@ func (s *Server) postReport(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), status)
 		return
 	}
-	who := meta.Remote
-	if meta.PostedBy != "" {
-		who = meta.PostedBy + " (" + meta.Remote + ")"
-	}
+	// The fixture is the board's word for it, else the station's port it came through;
+	// that port's counters over the test, when the board posted its start.
+	port := s.ports.portOf(req)
+	meta.Fixture = cmp.Or(r.Fixture, port)
+	meta.Port = s.ports.since(s.live.done(r.ID))
 	now := time.Now()
-	switch err := s.store.Put(r, body, now, meta); {
+	st, err := s.store.Put(r, body, now, meta, s.opts.MACPolicy)
+	var dup *DuplicateMACError
+	switch {
 	case errors.Is(err, ErrExists):
 		// A board re-sending a report whose answer it lost: it is here, all is well.
 		w.WriteHeader(http.StatusOK)
@@ -171,19 +253,33 @@ func (s *Server) postReport(w http.ResponseWriter, req *http.Request) {
 		return
 	case errors.Is(err, ErrConflict):
 		s.log.Printf("report %s from %s refused: another report is stored under its id", r.ID, who)
+		s.refused.WithLabelValues("id-conflict").Inc()
 		http.Error(w, "report "+r.ID+": another report is stored under this id; nothing was overwritten", http.StatusConflict)
+		return
+	case errors.As(err, &dup):
+		s.log.Printf("report %s from %s refused: %v", r.ID, who, dup)
+		s.refused.WithLabelValues("duplicate-mac").Inc()
+		http.Error(w, "report "+r.ID+" refused: "+dup.Error(), http.StatusConflict)
 		return
 	case err != nil:
 		s.log.Printf("store report %s: %v", r.ID, err)
 		http.Error(w, "the station could not store the report: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	rec := recordOf(r, now, meta)
-	s.observe(&rec)
-	s.log.Printf("report %s from %s: %s %s serial %s %s", r.ID, who, r.Board, r.Verdict, r.Serial, strings.Join(r.Failed, ","))
+	// Into the index at once (a read of the store after every post would cost every
+	// board's post the reports around it); other stations' come with the next read.
+	rec := recordOf(r, now, meta, st)
+	s.idx.mu.Lock()
+	s.take(&rec)
+	s.idx.mu.Unlock()
+	note := fmt.Sprintf("attempt %d", st.Attempt)
+	if len(st.DuplicateMAC) > 0 {
+		note += "; " + (&DuplicateMACError{MAC: r.MAC, Uses: st.DuplicateMAC}).Error()
+	}
+	s.log.Printf("report %s from %s: %s %s serial %s %s (%s, fixture %s)", r.ID, who, r.Board, r.Verdict, r.Serial, strings.Join(r.Failed, ","), note, plan.OrDash(meta.Fixture))
 	w.Header().Set("Location", "/api/reports/"+r.ID)
 	w.WriteHeader(http.StatusCreated)
-	fmt.Fprintf(w, "report %s stored\n", r.ID)
+	fmt.Fprintf(w, "report %s stored: %s\n", r.ID, note)
 }
 
 func unauthorized(w http.ResponseWriter) {
@@ -203,34 +299,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-func filter(list []Summary, q map[string]string) []Summary {
-	var out []Summary
-	for _, x := range list {
-		if b := q["board"]; b != "" && x.Board != b {
-			continue
-		}
-		if v := q["verdict"]; v != "" && !strings.EqualFold(x.Verdict, v) {
-			continue
-		}
-		if t := strings.ToLower(q["q"]); t != "" && !strings.Contains(strings.ToLower(x.Serial+" "+x.MAC+" "+x.ID+" "+x.Board), t) {
-			continue
-		}
-		// from and to are days (YYYY-MM-DD, the station's local time), both included.
-		day := x.Received.Local().Format("2006-01-02")
-		if f := q["from"]; f != "" && day < f {
-			continue
-		}
-		if t := q["to"]; t != "" && day > t {
-			continue
-		}
-		out = append(out, x)
-	}
-	return out
-}
-
 func query(req *http.Request) map[string]string {
 	v := req.URL.Query()
-	q := map[string]string{"board": v.Get("board"), "verdict": v.Get("verdict"), "q": v.Get("q")}
+	// Every key there, "" when not asked for (the page's template reads each).
+	q := map[string]string{"board": "", "verdict": "", "q": "", "fixture": "", "duplicate": "", "retest": "", "from": "", "to": ""}
+	for _, k := range []string{"board", "verdict", "q", "fixture"} {
+		if x := v.Get(k); x != "" && len(x) <= MaxText {
+			q[k] = x
+		}
+	}
+	for _, k := range []string{"duplicate", "retest"} {
+		if x := v.Get(k); x == "1" || x == "true" {
+			q[k] = "1"
+		}
+	}
 	for _, k := range []string{"from", "to"} {
 		if _, err := time.Parse("2006-01-02", v.Get(k)); err == nil {
 			q[k] = v.Get(k)
@@ -239,14 +321,25 @@ func query(req *http.Request) map[string]string {
 	return q
 }
 
-// filtered is the stored reports the request's query selects; it answers 500 itself.
+// filtered is the summaries of the stored reports the request's query selects, oldest
+// first, read from the store; it answers 500 itself.
 func (s *Server) filtered(w http.ResponseWriter, req *http.Request) ([]Summary, bool) {
-	list, err := s.store.List()
+	rows, _, done, err := s.view(query(req))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return nil, false
 	}
-	return filter(list, query(req)), true
+	ids := make([]string, len(rows))
+	for i, x := range rows {
+		ids[i] = x.ID
+	}
+	done()
+	list, err := summaries(s.store.summaries(ids))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return nil, false
+	}
+	return list, true
 }
 
 func (s *Server) listReports(w http.ResponseWriter, req *http.Request) {
@@ -257,10 +350,7 @@ func (s *Server) listReports(w http.ResponseWriter, req *http.Request) {
 	if list == nil {
 		list = []Summary{}
 	}
-	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(list)
+	writeJSON(w, list)
 }
 
 // lookup answers 404 for an unknown id.
@@ -290,11 +380,49 @@ func (s *Server) lookupReport(w http.ResponseWriter, req *http.Request) (*plan.R
 	return &r, true
 }
 
+// getReport serves the report as the board posted it, with what the station adds at
+// the end: attempt, duplicate_mac (when flagged), fixture (when the board named none:
+// the station's port), station_port (its counters over the test), received.
 func (s *Server) getReport(w http.ResponseWriter, req *http.Request) {
-	if body, ok := s.lookup(w, req); ok {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(body)
+	body, ok := s.lookup(w, req)
+	if !ok {
+		return
 	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(s.annotated(req.PathValue("id"), body))
+}
+
+// annotated is the body with the station's fields appended to its object (the door
+// refuses a report that has them, so none is given twice).
+func (s *Server) annotated(id string, body []byte) []byte {
+	recs, err := s.store.summaries([]string{id})
+	b := bytes.TrimRight(body, " \t\r\n")
+	if err != nil || len(recs) != 1 || len(b) < 2 || b[len(b)-1] != '}' {
+		return body
+	}
+	rec := recs[0]
+	add := map[string]any{"attempt": max(rec.Attempt, 1), "received": rec.Received}
+	if len(rec.DuplicateMAC) > 0 {
+		add["duplicate_mac"] = rec.DuplicateMAC
+	}
+	if rec.Port != nil {
+		add["station_port"] = rec.Port
+	}
+	var has struct {
+		Fixture string `json:"fixture"`
+	}
+	if json.Unmarshal(body, &has) == nil && has.Fixture == "" && rec.Fixture != "" {
+		add["fixture"] = rec.Fixture
+	}
+	extra, err := json.Marshal(add)
+	if err != nil {
+		return body
+	}
+	out := append([]byte{}, b[:len(b)-1]...)
+	if len(bytes.TrimSpace(out)) > 1 {
+		out = append(out, ',')
+	}
+	return append(append(out, extra[1:]...), '\n')
 }
 
 func (s *Server) getJUnit(w http.ResponseWriter, req *http.Request) {
@@ -337,15 +465,52 @@ func (s *Server) getSweepChart(w http.ResponseWriter, req *http.Request) {
 	http.Error(w, "report "+r.ID+" has no sweep step "+id, http.StatusNotFound)
 }
 
-func boardsOf(list []Summary) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, x := range list {
-		if !seen[x.Board] {
-			seen[x.Board] = true
-			out = append(out, x.Board)
-		}
+func (s *Server) getAlarms(w http.ResponseWriter, req *http.Request) {
+	if err := s.refresh(); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
 	}
-	sort.Strings(out)
-	return out
+	s.idx.mu.RLock()
+	list := s.idx.alarms.list()
+	s.idx.mu.RUnlock()
+	writeJSON(w, list)
+}
+
+// ackAlarm is an operator's acknowledgement (POST with a write token when the station
+// has tokens): the alarm is cleared, and stays cleared on every station of the store.
+func (s *Server) ackAlarm(w http.ResponseWriter, req *http.Request) {
+	who, ok := s.poster(w, req)
+	if !ok {
+		return
+	}
+	id := req.PathValue("id")
+	if !SafeID(id) {
+		http.Error(w, "no alarm "+id, http.StatusNotFound)
+		return
+	}
+	if err := s.refresh(); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	s.idx.mu.Lock()
+	known := slices.ContainsFunc(s.idx.alarms.list(), func(a Alarm) bool { return a.ID == id })
+	s.idx.mu.Unlock()
+	if !known {
+		http.Error(w, "no alarm "+id+" is raised", http.StatusNotFound)
+		return
+	}
+	a := Ack{Alarm: id, By: who, At: time.Now().UTC()}
+	if err := s.store.Ack(a); err != nil {
+		http.Error(w, "the station could not record it: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	s.idx.mu.Lock()
+	s.idx.alarms.ack(a)
+	s.idx.mu.Unlock()
+	s.log.Printf("alarm %s acknowledged by %s", id, who)
+	if strings.Contains(req.Header.Get("Accept"), "text/html") {
+		http.Redirect(w, req, "/", http.StatusSeeOther)
+		return
+	}
+	writeJSON(w, a)
 }

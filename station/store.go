@@ -20,8 +20,12 @@ import (
 // suite (store_test.go).
 type Store interface {
 	// Put stores a checked report, its body and meta in one transaction; ErrExists for
-	// the same id and body again, ErrConflict for the same id with another body.
-	Put(r *plan.Report, body []byte, received time.Time, meta Meta) error
+	// the same id and body again, ErrConflict for the same id with another body. It
+	// says what it found of the board's history (the attempt, the other serials with its
+	// MAC), which the stored summary carries too; under MACReject a report whose MAC
+	// another serial reported is a *DuplicateMACError and is not stored. Stations on one
+	// database see each other's reports in this.
+	Put(r *plan.Report, body []byte, received time.Time, meta Meta, policy MACPolicy) (Stored, error)
 	// Get returns a report's JSON; ErrNotFound for an id not stored, another error when
 	// the store cannot answer.
 	Get(id string) ([]byte, error)
@@ -33,6 +37,22 @@ type Store interface {
 	// records are the summary records, oldest first: the page, the list and the
 	// metrics read these, never the whole reports.
 	records() ([]record, error)
+	// recordsAfter are the summary records stored after cursor ("" for all), in the
+	// order they were stored, and the cursor after them: how a station keeps its view
+	// of the store in step, other stations' reports included.
+	recordsAfter(cursor string) ([]record, string, error)
+	// summaries are the summary records of ids (those stored), in the order of ids.
+	summaries(ids []string) ([]record, error)
+	// Ack records an operator's acknowledgement of an alarm; Acks are all of them.
+	Ack(a Ack) error
+	Acks() ([]Ack, error)
+}
+
+// Ack is an operator's acknowledgement of an alarm.
+type Ack struct {
+	Alarm string    `json:"alarm"`
+	By    string    `json:"by"`
+	At    time.Time `json:"at"`
 }
 
 // OpenStore opens the store the configuration names: PostgreSQL when db is given
@@ -67,10 +87,14 @@ var (
 var ErrNotFound = errors.New("no such report")
 
 // Meta is what the station knows of a report beyond its body: the name of the token it
-// was posted with ("" without authentication) and the address it came from.
+// was posted with ("" without authentication), the address it came from, the fixture
+// (the board's word for it, else the station's port the report came through) and that
+// port's error counters over the board's test.
 type Meta struct {
-	PostedBy string `json:"posted_by,omitempty"`
-	Remote   string `json:"remote,omitempty"`
+	PostedBy string        `json:"posted_by,omitempty"`
+	Remote   string        `json:"remote,omitempty"`
+	Fixture  string        `json:"fixture,omitempty"`
+	Port     *PortCounters `json:"station_port,omitempty"`
 }
 
 // Summary is a report as the list and the page show it.
@@ -92,6 +116,9 @@ type Summary struct {
 	// "down"), Mbit/s, the mean of the TCP iperf3 steps of that direction. UDP steps run
 	// at a set rate and are left out.
 	TCP map[string]float64 `json:"tcp_mbps,omitempty"`
+	// Attempt and DuplicateMAC are the board's history when the report came (Stored).
+	Attempt      int      `json:"attempt"`
+	DuplicateMAC []MACUse `json:"duplicate_mac,omitempty"`
 	Meta
 }
 
@@ -103,15 +130,20 @@ type record struct {
 }
 
 type brief struct {
-	ID   string   `json:"id"`
-	Type string   `json:"type"`
-	Pass bool     `json:"pass"`
-	Mbps *float64 `json:"mbps,omitempty"`
+	ID      string   `json:"id"`
+	Type    string   `json:"type"`
+	Pass    bool     `json:"pass"`
+	Mbps    *float64 `json:"mbps,omitempty"`
+	Seconds float64  `json:"seconds"`
 }
 
-func recordOf(r *plan.Report, received time.Time, meta Meta) record {
+func recordOf(r *plan.Report, received time.Time, meta Meta, st Stored) record {
+	if meta.Fixture == "" {
+		meta.Fixture = r.Fixture
+	}
 	rec := record{Summary: Summary{ID: r.ID, Board: r.Board, Model: r.Model, Serial: r.Serial, MAC: r.MAC, Verdict: r.Verdict,
-		Failed: r.Failed, Figures: r.Figures, Started: r.Started, Seconds: r.Seconds, Received: received.UTC(), Sweeps: sweepSteps(r.Steps), Meta: meta}}
+		Failed: r.Failed, Figures: r.Figures, Started: r.Started, Seconds: r.Seconds, Received: received.UTC(), Sweeps: sweepSteps(r.Steps),
+		Attempt: st.Attempt, DuplicateMAC: st.DuplicateMAC, Meta: meta}}
 	dir := map[string]string{} // TCP iperf3 step id -> direction, from the plan
 	if r.Plan != nil {
 		for _, ps := range r.Plan.Steps {
@@ -123,7 +155,7 @@ func recordOf(r *plan.Report, received time.Time, meta Meta) record {
 	}
 	sum, n := map[string]float64{}, map[string]int{}
 	for _, st := range r.Steps {
-		b := brief{ID: st.ID, Type: st.Type, Pass: st.Pass}
+		b := brief{ID: st.ID, Type: st.Type, Pass: st.Pass, Seconds: st.Seconds}
 		if v, ok := st.Measured["mbps"]; ok && st.Type == "iperf3" {
 			b.Mbps = &v
 			if d, ok := dir[st.ID]; ok && (d == "up" || d == "down") {

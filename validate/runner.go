@@ -35,6 +35,9 @@ type Runner struct {
 	// Grace is how long a step that overran its timeout may take to notice
 	// cancellation before it is reported as hung and left behind.
 	Grace time.Duration
+	// Started, when set, is told as each step starts (the station's list of boards in
+	// test follows it).
+	Started func(i int, s *plan.Step)
 }
 
 // Run takes every step and returns their results and the failed step ids. A step that
@@ -51,58 +54,81 @@ func (r *Runner) Run(ctx context.Context) ([]plan.StepResult, []string, map[stri
 	figures := map[string]float64{}
 	for i := range r.Plan.Steps {
 		s := &r.Plan.Steps[i]
-		start := time.Now()
-		res := plan.StepResult{ID: s.ID, Type: s.Type}
-		var o Outcome
-		var err error
-		switch {
-		case budget.Err() != nil:
-			err = fmt.Errorf("the plan's budget of %v ran out before this step", r.Plan.Budget.D())
-		default:
+		if r.Started != nil {
+			r.Started(i, s)
+		}
+		// A step the plan retries runs again while it fails, up to Retry times; the
+		// report keeps the failed attempts.
+		var earlier []plan.StepResult
+		var res plan.StepResult
+		for try := 0; ; try++ {
+			res = r.attempt(budget, i, s, grace, figures)
+			if res.Pass || try >= s.Retry || budget.Err() != nil {
+				break
+			}
+			earlier = append(earlier, res)
 			if r.Console != nil {
-				// A step can take a while: the console says what runs, and for how long at most.
-				fmt.Fprintf(r.Console, "linerate validate: step %d/%d %-10s %-8s running (up to %v)\n", i+1, len(r.Plan.Steps), s.ID, s.Type, s.Timeout.D())
-			}
-			o, err = runOne(budget, r.Do, s, grace)
-		}
-		res.Seconds = time.Since(start).Seconds()
-		res.Pass = err == nil && (o.Pass || o.Skip)
-		res.Skipped = err == nil && o.Skip
-		res.Summary, res.Reason, res.Measured = o.Summary, o.Reason, o.Measured
-		if err != nil {
-			res.Reason = err.Error()
-			if res.Summary == "" {
-				res.Summary = err.Error()
+				fmt.Fprintf(r.Console, "linerate validate: step %d/%d %-10s again (retry %d of %d)\n", i+1, len(r.Plan.Steps), s.ID, try+1, s.Retry)
 			}
 		}
-		if o.Detail != nil {
-			if b, jerr := json.Marshal(o.Detail); jerr == nil {
-				res.Detail = b
-			}
-		}
-		for k, v := range o.Figures {
-			figures[k] = v
-		}
+		res.Attempts = earlier
 		if !res.Pass {
 			failed = append(failed, s.ID)
-		}
-		if r.Console != nil {
-			word := "PASS"
-			switch {
-			case !res.Pass:
-				word = "FAIL"
-			case res.Skipped:
-				word = "SKIP"
-			}
-			line := res.Summary
-			if !res.Pass && res.Reason != "" && res.Reason != res.Summary {
-				line += ": " + res.Reason
-			}
-			fmt.Fprintf(r.Console, "linerate validate: step %d/%d %-10s %-8s %s  %s (%.1fs)\n", i+1, len(r.Plan.Steps), s.ID, s.Type, word, line, res.Seconds)
 		}
 		results = append(results, res)
 	}
 	return results, failed, figures
+}
+
+// attempt runs step i once and says so on the console; its figures go into figures.
+func (r *Runner) attempt(budget context.Context, i int, s *plan.Step, grace time.Duration, figures map[string]float64) plan.StepResult {
+	start := time.Now()
+	res := plan.StepResult{ID: s.ID, Type: s.Type}
+	var o Outcome
+	var err error
+	switch {
+	case budget.Err() != nil:
+		err = fmt.Errorf("the plan's budget of %v ran out before this step", r.Plan.Budget.D())
+	default:
+		if r.Console != nil {
+			// A step can take a while: the console says what runs, and for how long at most.
+			fmt.Fprintf(r.Console, "linerate validate: step %d/%d %-10s %-8s running (up to %v)\n", i+1, len(r.Plan.Steps), s.ID, s.Type, s.Timeout.D())
+		}
+		o, err = runOne(budget, r.Do, s, grace)
+	}
+	res.Seconds = time.Since(start).Seconds()
+	res.Pass = err == nil && (o.Pass || o.Skip)
+	res.Skipped = err == nil && o.Skip
+	res.Summary, res.Reason, res.Measured = o.Summary, o.Reason, o.Measured
+	if err != nil {
+		res.Reason = err.Error()
+		if res.Summary == "" {
+			res.Summary = err.Error()
+		}
+	}
+	if o.Detail != nil {
+		if b, jerr := json.Marshal(o.Detail); jerr == nil {
+			res.Detail = b
+		}
+	}
+	for k, v := range o.Figures {
+		figures[k] = v
+	}
+	if r.Console != nil {
+		word := "PASS"
+		switch {
+		case !res.Pass:
+			word = "FAIL"
+		case res.Skipped:
+			word = "SKIP"
+		}
+		line := res.Summary
+		if !res.Pass && res.Reason != "" && res.Reason != res.Summary {
+			line += ": " + res.Reason
+		}
+		fmt.Fprintf(r.Console, "linerate validate: step %d/%d %-10s %-8s %s  %s (%.1fs)\n", i+1, len(r.Plan.Steps), s.ID, s.Type, word, line, res.Seconds)
+	}
+	return res
 }
 
 func runOne(ctx context.Context, fn StepFunc, s *plan.Step, grace time.Duration) (Outcome, error) {

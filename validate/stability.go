@@ -83,11 +83,17 @@ func (s *Stability) Run(ctx context.Context, e Env) (Outcome, error) {
 		defer wg.Done()
 		sum, werr = w.Watch(wctx, func(ev nic.LinkEvent) { fmt.Fprintln(e.Console, "  "+ev.String()) })
 	}()
+	start := time.Now()
 	traffic, terr := s.traffic(ctx, e)
 	stop()
 	wg.Wait()
 	if werr != nil {
 		return Outcome{}, werr
+	}
+	if ctx.Err() != nil && (sum == nil || len(sum.Faults()) == 0) {
+		// The step's timeout or the plan's budget ended it: a link watched for less
+		// than the step's duration proves nothing.
+		return Outcome{}, fmt.Errorf("cut short after %.1fs of the %v watch: %w", time.Since(start).Seconds(), s.Duration.D(), context.Cause(ctx))
 	}
 	if terr != nil && ctx.Err() == nil && len(sum.Faults()) == 0 {
 		return Outcome{}, terr

@@ -5,17 +5,21 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zynqnet/linerate/internal/readall"
+	"github.com/zynqnet/linerate/plan"
 )
 
 // Uploader delivers reports to the station. A report is written to the spool before the
@@ -29,6 +33,10 @@ type Uploader struct {
 	Window   time.Duration // how long to keep retrying (backoff 1 s doubling to 15 s)
 	Console  io.Writer     // progress and, on a first failure, the report between markers
 	Token    string        // the station's bearer token ("": none)
+	// The live events: the newest not yet sent, and whether one is in flight.
+	liveMu      sync.Mutex
+	livePending *plan.LiveEvent
+	liveBusy    bool
 }
 
 // StationTLS is the TLS configuration that checks an https station against the CA
@@ -268,4 +276,61 @@ func (u *Uploader) Flush(ctx context.Context) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// Live posts a live event to the station's /api/live (beside its report URL), in the
+// background and bounded (3 s each): the run never waits for it. Events that come while
+// one is in flight are not queued up: the newest is sent next (the station shows where
+// the board is now).
+func (u *Uploader) Live(e plan.LiveEvent) {
+	if u.URL == "" {
+		return
+	}
+	u.liveMu.Lock()
+	defer u.liveMu.Unlock()
+	u.livePending = &e
+	if u.liveBusy {
+		return
+	}
+	u.liveBusy = true
+	go u.sendLive()
+}
+
+func (u *Uploader) sendLive() {
+	for {
+		u.liveMu.Lock()
+		e := u.livePending
+		u.livePending = nil
+		if e == nil {
+			u.liveBusy = false
+			u.liveMu.Unlock()
+			return
+		}
+		u.liveMu.Unlock()
+		u.postLive(*e)
+	}
+}
+
+func (u *Uploader) postLive(e plan.LiveEvent) {
+	lu, err := url.Parse(u.URL)
+	if err != nil {
+		return
+	}
+	lu.Path = strings.TrimSuffix(lu.Path, "/api/reports") + "/api/live"
+	lu.RawQuery = ""
+	body, _ := json.Marshal(e)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, lu.String(), bytes.NewReader(body))
+	if err != nil {
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if u.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+u.Token)
+	}
+	if resp, err := u.client().Do(req); err == nil {
+		readall.Limit(resp.Body, maxAnswerBytes)
+		resp.Body.Close()
+	}
 }

@@ -10,6 +10,8 @@
 package validate
 
 import (
+	"bufio"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -21,11 +23,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/zynqnet/linerate/board"
 	"github.com/zynqnet/linerate/internal/atomicfile"
+	"github.com/zynqnet/linerate/internal/badinput"
 	"github.com/zynqnet/linerate/nic"
 	"github.com/zynqnet/linerate/plan"
 )
@@ -43,6 +47,13 @@ type Validation struct {
 	StationTLS *tls.Config
 	// Serial overrides the board's serial (device tree, SoC, else from the MAC).
 	Serial string
+	// AskSerial asks the operator for the serial on Input (a barcode scanner types it
+	// and Enter), again until it matches the plan's serial_pattern.
+	AskSerial bool
+	Input     io.Reader
+	// Fixture names the test fixture (default: linerate.fixture=, the plan's fixture,
+	// else the station names its port).
+	Fixture string
 	// Root is where /sys and /proc are read ("" or "/": this system).
 	Root string
 	// API is the ethtool API (nic.APIAuto, ...); StateDir holds tune's journals ("":
@@ -105,6 +116,11 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 	if v.Console == nil {
 		v.Console = io.Discard
 	}
+	if v.Fixture != "" {
+		if err := plan.CheckName(v.Fixture); err != nil {
+			return nil, badinput.Errorf("--fixture %q: %v", v.Fixture, err)
+		}
+	}
 	r := &run{Validation: v}
 	start := time.Now()
 	rep, err := r.header(ctx, start)
@@ -113,7 +129,13 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 	}
 	up := r.uploader()
 	r.flushSpool(ctx, up)
-	runner := &Runner{Plan: v.Plan, Console: v.Console, Do: r.do}
+	live := plan.LiveEvent{ID: rep.ID, Board: rep.Board, Serial: rep.Serial, MAC: rep.MAC, Fixture: rep.Fixture, Plan: v.Plan.Name,
+		Budget: v.Plan.Budget.D().Seconds(), Event: "start", Steps: len(v.Plan.Steps)}
+	up.Live(live)
+	runner := &Runner{Plan: v.Plan, Console: v.Console, Do: r.do, Started: func(i int, s *plan.Step) {
+		live.Event, live.Step, live.Index = "step", s.ID, i+1
+		up.Live(live)
+	}}
 	r.runSteps(ctx, runner, rep)
 	rep.Doctor, rep.MACSource = r.doctor, r.macSource
 	rep.Show = r.show()
@@ -192,15 +214,24 @@ func (r *run) header(ctx context.Context, start time.Time) (*plan.Report, error)
 	}
 	rep.MAC, _ = nic.ReadFile(r.Root, filepath.Join("sys/class/net", p.Interface, "address"))
 	rep.Serial, rep.SerialSource = r.pickSerial(id, rep.MAC)
+	if r.AskSerial {
+		s, err := r.askSerial()
+		if err != nil {
+			return nil, err
+		}
+		rep.Serial, rep.SerialSource = s, board.SerialOperator
+	}
 	r.serial, r.serialSource = rep.Serial, rep.SerialSource
+	rep.Fixture = cmp.Or(r.Fixture, id.Fixture, p.Fixture)
 	if t, ok := stationTime(ctx, r.StationTLS, p.Station.ReportURL, r.StationURL); ok && start.Year() < 2020 {
 		// A board without a real-time clock boots in 1970: take the time of day from the
 		// station's HTTP Date header, for the report only (the system clock is left alone).
 		rep.Started = t.UTC()
 		fmt.Fprintf(r.Console, "linerate validate: the board's clock says %s; the report uses the station's time, %s\n", start.UTC().Format(time.RFC3339), rep.Started.Format(time.RFC3339))
 	}
-	// The boot id keeps two runs of one board apart even when its clock starts at 1970.
-	rep.ID = fmt.Sprintf("%s-%s-%s", sanitizeID(rep.Serial), rep.Started.Format("20060102T150405Z"), bootID(r.Root))
+	// The milliseconds keep two runs of one board in one second apart, the boot id two
+	// boots whose clocks both start at 1970.
+	rep.ID = fmt.Sprintf("%s-%s-%s", sanitizeID(rep.Serial), rep.Started.Format("20060102T150405.000Z"), bootID(r.Root))
 	fmt.Fprintf(r.Console, "linerate validate: plan %s (%s), board %s, serial %s, %s %s, %d steps, budget %v\n",
 		p.Name, p.Source, rep.Board, rep.Serial, p.Interface, orDash(rep.MAC), len(p.Steps), p.Budget.D())
 	r.counters, _ = errorCounters(r.Root, r.API, p.Interface)
@@ -255,7 +286,8 @@ func (r *run) show() json.RawMessage {
 	return b
 }
 
-// finish writes the reports, prints the verdict line and delivers the JSON.
+// finish offers the report to the station, writes the reports, prints the verdict line
+// and delivers the JSON.
 func (r *run) finish(ctx context.Context, rep *plan.Report, up *Uploader) (*Result, error) {
 	body, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
@@ -270,6 +302,7 @@ func (r *run) finish(ctx context.Context, rep *plan.Report, up *Uploader) (*Resu
 			return nil, err
 		}
 	}
+	delivered, refused, body := r.offer(ctx, rep, up, body)
 	junit, err := rep.JUnit()
 	if err != nil {
 		junit = nil
@@ -289,12 +322,44 @@ func (r *run) finish(ctx context.Context, rep *plan.Report, up *Uploader) (*Resu
 		fmt.Fprintf(r.Console, "linerate validate: reports %s.json and %s.xml in %s\n", rep.ID, rep.ID, dir)
 	}
 	fmt.Fprintln(r.Console, rep.VerdictLine())
-	if up.URL != "" || werr != nil {
+	switch {
+	case delivered:
+		fmt.Fprintf(r.Console, "linerate validate: report %s delivered to %s (attempt 1)\n", rep.ID, up.URL)
+	case refused:
+	case up.URL != "" || werr != nil:
 		if err := up.Deliver(ctx, rep.ID, body); err != nil {
 			fmt.Fprintf(r.Console, "linerate validate: %v\n", err)
 		}
 	}
 	return &Result{Report: rep, JSON: body, WriteErr: werr}, nil
+}
+
+// offer is the report's first delivery, before the verdict: a station that refuses it
+// for a reason (a duplicate MAC under --mac-policy reject) fails the run, and the
+// verdict line names why; a station it cannot reach leaves the verdict as it is, and the
+// report is spooled and re-sent after it.
+func (r *run) offer(ctx context.Context, rep *plan.Report, up *Uploader, body []byte) (delivered, refused bool, out []byte) {
+	if up.URL == "" {
+		return false, false, body
+	}
+	final, err := up.post(ctx, body)
+	switch {
+	case err == nil:
+		return true, false, body
+	case !final:
+		return false, false, body
+	}
+	id := "station-refused"
+	if strings.Contains(err.Error(), "duplicate MAC") {
+		id = "duplicate-mac"
+	}
+	fmt.Fprintf(r.Console, "linerate validate: the station refused report %s: %v\n", rep.ID, err)
+	rep.Steps = append(rep.Steps, plan.StepResult{ID: id, Type: "station", Summary: "the station refused the report", Reason: err.Error()})
+	settle(rep)
+	if b, jerr := json.MarshalIndent(rep, "", "  "); jerr == nil {
+		body = b
+	}
+	return false, true, body
 }
 
 // stationTime reads the time of day from the station's HTTP Date header.
@@ -342,6 +407,40 @@ func (r *run) pickSerial(id board.Identity, mac string) (string, string) {
 		return macSerial(mac), board.SerialMAC
 	}
 	return "unknown", ""
+}
+
+// askSerial asks the operator for the serial until one fits: the plan's identity step's
+// serial_pattern when it has one, else a name a report can carry.
+func (r *run) askSerial() (string, error) {
+	if r.Input == nil {
+		return "", errors.New("--ask-serial: no console to ask on")
+	}
+	var pattern *regexp.Regexp
+	for _, s := range r.Plan.Steps {
+		if id, ok := s.Params.(*Identity); ok && id.serial != nil {
+			pattern = id.serial
+		}
+	}
+	in := bufio.NewScanner(r.Input)
+	in.Buffer(make([]byte, 256), 256)
+	for {
+		fmt.Fprint(r.Console, "linerate validate: scan or type the board's serial, then Enter: ")
+		if !in.Scan() {
+			if err := in.Err(); err != nil {
+				return "", fmt.Errorf("reading the serial: %w (a line of at most 256 characters)", err)
+			}
+			return "", errors.New("reading the serial: the console closed")
+		}
+		s := strings.TrimSpace(strings.TrimPrefix(in.Text(), "\ufeff"))
+		switch err := plan.CheckName(s); {
+		case err != nil:
+			fmt.Fprintf(r.Console, "linerate validate: %q is not a serial: %v; again\n", s, err)
+		case pattern != nil && !pattern.MatchString(s):
+			fmt.Fprintf(r.Console, "linerate validate: %q does not match the plan's serial_pattern; again\n", s)
+		default:
+			return s, nil
+		}
+	}
 }
 
 // bootID is the first 8 characters of the kernel's boot id, else of a random number.

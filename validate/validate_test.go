@@ -3,6 +3,7 @@ package validate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -384,5 +385,37 @@ func TestStationToken(t *testing.T) {
 	}
 	if len(auth) != 2 || auth[0] != "Bearer bad-token-0123456789" {
 		t.Errorf("Authorization headers sent: %q", auth)
+	}
+}
+
+// A step with retry runs again while it fails, up to retry times; the report keeps the
+// failed attempts, and a step that passes at last passes.
+func TestRunnerRetry(t *testing.T) {
+	tries := map[string]int{}
+	var console strings.Builder
+	var started []string
+	p := testPlan(t, time.Minute, plan.Step{ID: "flaky", Type: "link", Retry: 2}, plan.Step{ID: "broken", Type: "doctor", Retry: 1}, plan.Step{ID: "once", Type: "tune"})
+	r := &Runner{Plan: p, Console: &console, Started: func(i int, s *plan.Step) { started = append(started, fmt.Sprint(i, s.ID)) }, Do: func(ctx context.Context, s *plan.Step) (Outcome, error) {
+		tries[s.ID]++
+		if s.ID == "flaky" && tries[s.ID] == 3 {
+			return Outcome{Pass: true, Summary: "third time"}, nil
+		}
+		return Outcome{Summary: fmt.Sprintf("try %d", tries[s.ID]), Reason: "no"}, nil
+	}}
+	res, failed, _ := r.Run(context.Background())
+	if tries["flaky"] != 3 || tries["broken"] != 2 || tries["once"] != 1 || strings.Join(failed, ",") != "broken,once" {
+		t.Fatalf("tries %v failed %v", tries, failed)
+	}
+	if !res[0].Pass || len(res[0].Attempts) != 2 || res[0].Attempts[1].Summary != "try 2" || res[0].Attempts[0].Pass || len(res[0].Attempts[0].Attempts) != 0 {
+		t.Errorf("flaky: %+v", res[0])
+	}
+	if res[1].Pass || len(res[1].Attempts) != 1 || res[1].Summary != "try 2" || len(res[2].Attempts) != 0 {
+		t.Errorf("broken %+v once %+v", res[1], res[2])
+	}
+	if !strings.Contains(console.String(), "step 1/3 flaky      again (retry 2 of 2)") || strings.Join(started, " ") != "0flaky 1broken 2once" {
+		t.Errorf("console:\n%s\nstarted %v", console.String(), started)
+	}
+	if _, err := Parse([]byte(goodPlan+"  - id: x\n    type: link\n    retry: 11\n"), "p.yaml"); err == nil || !strings.Contains(err.Error(), "retry: \"11\": want how many times a failed step runs again, 0..10") {
+		t.Errorf("retry 11: %v", err)
 	}
 }

@@ -182,7 +182,7 @@ func TestPHYCommandsWithoutPHY(t *testing.T) {
 			t.Errorf("%v on a veth: exit %d, want 1 and one line saying why:\n%s", args, code, out)
 		}
 	}
-	if out, code := runIn(t, b, 30*time.Second, "phy", "eth0", "--frames", "0"); code != 2 || !strings.Contains(out, "--frames 0: want 1..10000000") {
+	if out, code := runIn(t, b, 30*time.Second, "phy", "eth0", "--loopback", "--frames", "0"); code != 2 || !strings.Contains(out, "--frames 0: want 1..10000000") {
 		t.Errorf("--frames 0: exit %d\n%s", code, out)
 	}
 	// A phy step skips on such a port, and fails where the plan requires a PHY.

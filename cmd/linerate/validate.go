@@ -36,6 +36,8 @@ a built-in plan: ` + strings.Join(validate.BuiltinNames(), ", ") + `.`,
 			token := fs.String("station-token", "", "the station's bearer token (station --tokens): a `FILE|@NAME` (a file, or an environment variable; default: the plan's station.token)")
 			ca := fs.String("station-ca", "", "the CA certificate `FILE` (PEM) an https station's certificate is checked against (default: the system's roots)")
 			fs.StringVar(&v.Serial, "serial", "", "the board's serial number (default: the device tree's serial-number, the SoC's, else one made from the MAC)")
+			fs.BoolVar(&v.AskSerial, "ask-serial", false, "ask for the serial on the console (a barcode scanner types it), again until it matches the plan's serial_pattern")
+			fs.StringVar(&v.Fixture, "fixture", "", "the test fixture's `NAME` (default: linerate.fixture=, the plan's fixture, else the station's port)")
 			fs.DurationVar(&v.UploadWindow, "upload-window", 60*time.Second, "how long to keep re-sending a report")
 			asJSON := fs.Bool("json", false, "print the JSON report on stdout (progress goes to stderr)")
 			fs.StringVar(&v.Root, "root", "/", "read /sys and /proc under `DIR` (tests: a captured tree)")
@@ -47,13 +49,14 @@ a built-in plan: ` + strings.Join(validate.BuiltinNames(), ", ") + `.`,
 				if v.Plan, err = validate.Load(name); err != nil {
 					return err
 				}
+
 				if v.StationToken, err = validate.ReadToken(cmp.Or(*token, v.Plan.Station.Token)); err != nil {
 					return usageError("--station-token or the plan's station.token: %v", err)
 				}
 				if v.StationTLS, err = validate.StationTLS(*ca); err != nil {
 					return usageError("--station-ca: %v", err)
 				}
-				v.Console = std.Stdout
+				v.Console, v.Input = std.Stdout, std.Stdin
 				if *asJSON {
 					v.Console = std.Stderr
 				}

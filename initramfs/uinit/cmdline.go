@@ -29,6 +29,9 @@ type Config struct {
 	Plan    string
 	Station string
 	Token   string // the station's bearer token (linerate.token=)
+	// Prompt "serial": the validate job asks the operator for the board's serial at
+	// the console (linerate.prompt=serial).
+	Prompt string
 }
 
 // Jobs the image knows.
@@ -135,6 +138,16 @@ func ParseCmdline(s string) (Config, []Problem) {
 			c.Station = v
 		case "token":
 			c.Token = v
+		case "fixture":
+			if len(v) > 64 || strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
+				probs = append(probs, Problem{key, fmt.Sprintf("%q: want up to 64 letters, digits, '.', '_' or '-'", v)})
+			}
+		case "prompt":
+			if v != "serial" {
+				probs = append(probs, Problem{key, fmt.Sprintf("%q: want serial (the validate job asks the operator for it)", v)})
+				continue
+			}
+			c.Prompt = v
 		case "serial":
 			// validate reads it from /proc/cmdline itself (its source: the kernel command
 			// line); checked here so a bad one is said at boot.
@@ -142,7 +155,7 @@ func ParseCmdline(s string) (Config, []Problem) {
 				probs = append(probs, Problem{key, fmt.Sprintf("%q: want up to 64 letters, digits, '.', '_' or '-'", v)})
 			}
 		default:
-			probs = append(probs, Problem{key, "unknown parameter (known: iface, ip, peer, run, after, profile, plan, station, token, serial)"})
+			probs = append(probs, Problem{key, "unknown parameter (known: iface, ip, peer, run, after, profile, plan, station, token, serial, fixture, prompt)"})
 		}
 	}
 	// What the job needs.

@@ -14,7 +14,7 @@ func TestParseCmdline(t *testing.T) {
 	if len(probs) != 0 || c.Run != "validate" || c.Plan != "qemu-zc702" || c.Station != "http://198.18.5.1:8080/api/reports" || c.Token != "0123456789abcdef" {
 		t.Errorf("validate: %+v %v", c, probs)
 	}
-	if c, probs = ParseCmdline("linerate.serial=ZC702-0042_b.1"); len(probs) != 0 {
+	if c, probs = ParseCmdline("linerate.serial=ZC702-0042_b.1 linerate.fixture=bench-3 linerate.prompt=serial"); len(probs) != 0 || c.Prompt != "serial" {
 		t.Errorf("a serial: %+v %v", c, probs)
 	}
 	c, probs = ParseCmdline("quiet")
@@ -30,6 +30,8 @@ func TestParseCmdline(t *testing.T) {
 		{"linerate.peer=", "linerate.peer: has no value"},
 		{"linerate.colour=blue", "linerate.colour: unknown parameter"},
 		{"linerate.serial=a/b", `linerate.serial: "a/b": want up to 64 letters`},
+		{"linerate.fixture=a;b", `linerate.fixture: "a;b": want up to 64 letters`},
+		{"linerate.prompt=mac", `linerate.prompt: "mac": want serial`},
 		{`linerate.serial="x y"`, `linerate.serial: "x y"`},
 		{"linerate.run=validate linerate.ip=dhcp", "linerate.plan: job validate needs a plan"},
 		{"linerate.run=validate linerate.plan=zc702", "linerate.ip: job validate needs an address"},

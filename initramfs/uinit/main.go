@@ -174,11 +174,16 @@ func phyFirst(mod string) int {
 // console is where jobs print: the serial console uinit inherited from init.
 var console io.Writer = os.Stdout
 
+// stepInput is the steps' standard input: nothing, or the console for a step that asks
+// the operator.
+var stepInput io.Reader
+
 // step runs one linerate command between markers and returns its exit code.
 func step(name string, args ...string) (int, []byte) {
 	fmt.Fprintf(console, "==== LINERATE BEGIN %s: linerate %s ====\n", name, strings.Join(args, " "))
 	var out bytes.Buffer
 	cmd := exec.Command(linerate, args...)
+	cmd.Stdin = stepInput
 	cmd.Stdout = io.MultiWriter(console, &out)
 	cmd.Stderr = console
 	rc := 0
@@ -224,6 +229,11 @@ func runJob(cfg Config, iface string) int {
 			// not the token.
 			os.Setenv("LINERATE_STATION_TOKEN", cfg.Token)
 			args = append(args, "--station-token", "@LINERATE_STATION_TOKEN")
+		}
+		if cfg.Prompt == "serial" {
+			// The operator (or a barcode scanner) types the serial at the console.
+			args = append(args, "--ask-serial")
+			stepInput = os.Stdin
 		}
 		rc, _ := step("validate", args...)
 		return rc

@@ -1,0 +1,246 @@
+package station
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// row is a report as the station keeps it in memory: what the page's tables, filters,
+// charts and alarms read. The figures stay in the store and are read for the rows shown.
+// A million reports take a few hundred megabytes here, and the page reads no store.
+type row struct {
+	ID, Board, Serial, MAC, Verdict, Fixture string
+	Failed                                   []string
+	Received                                 time.Time
+	Day                                      int32 // YYYYMMDD of Received, the station's local time
+	Seconds                                  float64
+	Attempt                                  int
+	Dup                                      bool
+	TCPUp, TCPDown                           float64 // NaN: none measured
+	Steps                                    []stepTime
+	// First says this is its serial's first report (of its board type); on a first,
+	// FinalPass says whether the serial's latest report passed (the final yield).
+	First, FinalPass bool
+}
+
+// stepTime is a step (its number in the index's step names) and how long it took.
+type stepTime struct {
+	Step    uint16
+	Seconds float32
+}
+
+// dayOf is t's day in the station's local time, as YYYYMMDD.
+func dayOf(t time.Time) int32 {
+	y, m, d := t.Local().Date()
+	return int32(y*10000 + int(m)*100 + d)
+}
+
+// dayText is a YYYYMMDD day as 2006-01-02.
+func dayText(d int32) string { return fmt.Sprintf("%04d-%02d-%02d", d/10000, d/100%100, d%100) }
+
+// serialID is a board's identity for its history: board type and serial.
+type serialID struct{ board, serial string }
+
+// index is the station's view of its store, oldest report first, kept in step by
+// reading what came after its cursor (other stations' reports on a shared database
+// included). Alarms follow it report by report.
+type index struct {
+	mu     sync.RWMutex
+	rows   []row
+	byID   map[string]int
+	cursor string
+	alarms *alarms
+	// intern keeps one copy of the strings that repeat (boards, fixtures, verdicts).
+	intern map[string]string
+	// steps names the step numbers of stepTime; stepNo numbers the names.
+	steps  []string
+	stepNo map[string]uint16
+	// serials are each board's first and latest report ids.
+	serials map[serialID][2]string
+	// boards and fixtures seen, the page's choices.
+	boards, fixtures map[string]bool
+}
+
+func newIndex(a *alarms) index {
+	return index{byID: map[string]int{}, intern: map[string]string{}, alarms: a, stepNo: map[string]uint16{}, serials: map[serialID][2]string{},
+		boards: map[string]bool{}, fixtures: map[string]bool{}}
+}
+
+func (x *index) in(s string) string {
+	if v, ok := x.intern[s]; ok {
+		return v
+	}
+	if len(x.intern) < 100_000 {
+		x.intern[s] = s
+	}
+	return s
+}
+
+// step is the number of a step id (past 65,535 distinct ids, the last one's).
+func (x *index) step(id string) uint16 {
+	if n, ok := x.stepNo[id]; ok {
+		return n
+	}
+	if len(x.steps) == math.MaxUint16 {
+		return math.MaxUint16 - 1
+	}
+	n := uint16(len(x.steps))
+	x.steps = append(x.steps, id)
+	x.stepNo[id] = n
+	return n
+}
+
+// add takes a record in; false when it is there already (a re-read overlap).
+func (x *index) add(rec *record) (*row, bool) {
+	if _, ok := x.byID[rec.ID]; ok {
+		return nil, false
+	}
+	r := row{ID: rec.ID, Board: x.in(rec.Board), Serial: rec.Serial, MAC: rec.MAC, Verdict: x.in(rec.Verdict), Fixture: x.in(rec.Fixture),
+		Received: rec.Received, Day: dayOf(rec.Received), Seconds: rec.Seconds, Attempt: rec.Attempt, Dup: len(rec.DuplicateMAC) > 0,
+		TCPUp: math.NaN(), TCPDown: math.NaN()}
+	for _, f := range rec.Failed {
+		r.Failed = append(r.Failed, x.in(f))
+	}
+	if v, ok := rec.TCP["up"]; ok {
+		r.TCPUp = v
+	}
+	if v, ok := rec.TCP["down"]; ok {
+		r.TCPDown = v
+	}
+	if r.Attempt == 0 {
+		r.Attempt = 1
+	}
+	r.Steps = make([]stepTime, len(rec.Steps))
+	for i, st := range rec.Steps {
+		r.Steps[i] = stepTime{x.step(st.ID), float32(st.Seconds)}
+	}
+	x.boards[r.Board] = true
+	if r.Fixture != "" {
+		x.fixtures[r.Fixture] = true
+	}
+	// Oldest first: a report that reached another station first, or a post that
+	// overtook a read, goes in at its place (near the end, so little moves).
+	pos := len(x.rows)
+	for pos > 0 && x.rows[pos-1].Received.After(r.Received) {
+		pos--
+	}
+	x.rows = slices.Insert(x.rows, pos, r)
+	for i := pos; i < len(x.rows); i++ {
+		x.byID[x.rows[i].ID] = i
+	}
+	x.history(&x.rows[pos])
+	return &x.rows[pos], true
+}
+
+// history keeps each serial's first and latest report: the first carries the yields'
+// flags.
+func (x *index) history(r *row) {
+	k := serialID{r.Board, r.Serial}
+	h, ok := x.serials[k]
+	if !ok {
+		r.First, r.FinalPass = true, r.Verdict == "PASS"
+		x.serials[k] = [2]string{r.ID, r.ID}
+		return
+	}
+	first, last := &x.rows[x.byID[h[0]]], &x.rows[x.byID[h[1]]]
+	if !r.Received.Before(last.Received) {
+		h[1], last = r.ID, r
+	}
+	if r.Received.Before(first.Received) {
+		first.First = false
+		h[0], first = r.ID, r
+		first.First = true
+	}
+	first.FinalPass = last.Verdict == "PASS"
+	x.serials[k] = h
+}
+
+// filterRows are the rows a query selects, oldest first, as pointers into rows: the
+// caller holds the index's read lock while it reads them. Every table of the page and
+// every feed takes the same selection.
+func filterRows(rows []row, q map[string]string) []*row {
+	out := make([]*row, 0, len(rows)/8)
+	if q["board"] == "" && q["verdict"] == "" && q["q"] == "" && q["from"] == "" && q["to"] == "" && q["fixture"] == "" && q["duplicate"] == "" && q["retest"] == "" {
+		out = make([]*row, len(rows))
+		for i := range rows {
+			out[i] = &rows[i]
+		}
+		return out
+	}
+	t := strings.ToLower(q["q"])
+	from, to := int32(0), int32(math.MaxInt32)
+	if d, err := time.ParseInLocation("2006-01-02", q["from"], time.Local); err == nil {
+		from = dayOf(d)
+	}
+	if d, err := time.ParseInLocation("2006-01-02", q["to"], time.Local); err == nil {
+		to = dayOf(d)
+	}
+	for i := range rows {
+		x := &rows[i]
+		if b := q["board"]; b != "" && x.Board != b {
+			continue
+		}
+		if v := q["verdict"]; v != "" && !strings.EqualFold(x.Verdict, v) {
+			continue
+		}
+		if f := q["fixture"]; f != "" && x.Fixture != f {
+			continue
+		}
+		if q["duplicate"] != "" && !x.Dup {
+			continue
+		}
+		if q["retest"] != "" && x.Attempt < 2 {
+			continue
+		}
+		if t != "" && !strings.Contains(strings.ToLower(x.Serial+" "+x.MAC+" "+x.ID+" "+x.Board+" "+x.Fixture), t) {
+			continue
+		}
+		// from and to are days (YYYY-MM-DD, the station's local time), both included.
+		if x.Day < from || x.Day > to {
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// refresh reads what the store has after the index's cursor.
+func (s *Server) refresh() error {
+	s.idx.mu.Lock()
+	defer s.idx.mu.Unlock()
+	recs, next, err := s.store.recordsAfter(s.idx.cursor)
+	if err != nil {
+		return err
+	}
+	s.idx.cursor = next
+	for i := range recs {
+		s.take(&recs[i])
+	}
+	return nil
+}
+
+// take adds a record to the index (under its lock): the metrics and the alarms follow.
+func (s *Server) take(rec *record) {
+	r, ok := s.idx.add(rec)
+	if !ok {
+		return
+	}
+	s.observe(rec)
+	if al := s.idx.alarms.feed(r); al != nil {
+		s.log.Printf("ALARM %s: %s", al.ID, al.Text)
+	}
+}
+
+// view is the rows a query selects, after a refresh, under the index's read lock:
+// done lets it go (the rows must not be read after).
+func (s *Server) view(q map[string]string) (rows []*row, total int, done func(), err error) {
+	if err := s.refresh(); err != nil {
+		return nil, 0, nil, err
+	}
+	s.idx.mu.RLock()
+	return filterRows(s.idx.rows, q), len(s.idx.rows), s.idx.mu.RUnlock, nil
+}

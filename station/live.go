@@ -1,0 +1,176 @@
+package station
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/zynqnet/linerate/plan"
+)
+
+// LiveEvent is a board's live event (plan.LiveEvent).
+type LiveEvent = plan.LiveEvent
+
+// Live is a board in test, as /api/live and the page show it.
+type Live struct {
+	LiveEvent
+	Started time.Time `json:"started"` // the station's clock at the board's first event
+	Updated time.Time `json:"updated"`
+	Elapsed float64   `json:"elapsed_s"`
+	// State is "testing", or "lost" once the plan's budget (and lostGrace) has passed
+	// without its report.
+	State  string `json:"state"`
+	Remote string `json:"remote"`
+	port   *portSample
+}
+
+// lostGrace is how long past its budget a board may take to deliver its report before
+// it is lost: a board that reached the station with its live events makes its first
+// delivery attempt as its run ends.
+var lostGrace = 15 * time.Second
+
+// maxLive bounds the boards in test a station keeps (the oldest lost go first).
+const maxLive = 1024
+
+// liveBoards are the boards in test of this station.
+type liveBoards struct {
+	mu     sync.Mutex
+	boards map[string]*Live
+}
+
+// checkLive is the door for a live event: the same rules as a report's.
+func checkLive(e *LiveEvent) error {
+	if !SafeID(e.ID) {
+		return fmt.Errorf("id: want 1..%d of A-Z a-z 0-9 . _ -", MaxIDLen)
+	}
+	for name, v := range map[string]string{"board": e.Board, "serial": e.Serial, "mac": e.MAC, "fixture": e.Fixture, "plan": e.Plan, "step": e.Step} {
+		if len(v) > MaxText || !plain(v) {
+			return fmt.Errorf("%s: want at most %d characters without control characters", name, MaxText)
+		}
+	}
+	if e.Event != "start" && e.Event != "step" {
+		return fmt.Errorf("event %q: want start or step", e.Event)
+	}
+	if math.IsNaN(e.Budget) || e.Budget < 0 || e.Budget > 86400 {
+		return fmt.Errorf("budget_s %g: want 0..86400", e.Budget)
+	}
+	if e.Steps < 0 || e.Steps > MaxSteps || e.Index < 0 || e.Index > e.Steps {
+		return fmt.Errorf("step %d of %d: want 0..%d", e.Index, e.Steps, MaxSteps)
+	}
+	return nil
+}
+
+// note records an event; port is the station's port it came in by, sampled at the
+// board's first event.
+func (l *liveBoards) note(e LiveEvent, remote string, now time.Time, sample func() *portSample) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.boards == nil {
+		l.boards = map[string]*Live{}
+	}
+	b := l.boards[e.ID]
+	if b == nil {
+		if len(l.boards) >= maxLive {
+			l.evict(now)
+		}
+		b = &Live{Started: now, port: sample()}
+		l.boards[e.ID] = b
+	}
+	b.LiveEvent, b.Updated, b.Remote = e, now, remote
+}
+
+// evict drops the board seen longest ago.
+func (l *liveBoards) evict(now time.Time) {
+	var oldest string
+	for id, b := range l.boards {
+		if oldest == "" || b.Updated.Before(l.boards[oldest].Updated) {
+			oldest = id
+		}
+	}
+	delete(l.boards, oldest)
+}
+
+// done takes a board out of the list when its report comes, and gives its port's
+// first sample (nil when it posted no start).
+func (l *liveBoards) done(id string) *portSample {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.boards[id]
+	if b == nil {
+		return nil
+	}
+	delete(l.boards, id)
+	return b.port
+}
+
+// list is the boards in test now, the longest running first; lost ones stay listed
+// for a day.
+func (l *liveBoards) list(now time.Time) []Live {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := []Live{}
+	for id, b := range l.boards {
+		deadline := b.Started.Add(time.Duration(b.Budget*float64(time.Second)) + lostGrace)
+		if now.Sub(deadline) > 24*time.Hour {
+			delete(l.boards, id)
+			continue
+		}
+		v := *b
+		v.Elapsed = now.Sub(b.Started).Seconds()
+		v.State = "testing"
+		if now.After(deadline) {
+			v.State = "lost"
+		}
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Started.Equal(out[j].Started) {
+			return out[i].Started.Before(out[j].Started)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// MaxLiveBytes bounds a live event's body.
+const MaxLiveBytes = 16 << 10
+
+// postLive takes a board's live event.
+func (s *Server) postLive(w http.ResponseWriter, req *http.Request) {
+	who, ok := s.poster(w, req)
+	if !ok {
+		return
+	}
+	var e LiveEvent
+	dec := json.NewDecoder(http.MaxBytesReader(w, req.Body, MaxLiveBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil {
+		http.Error(w, "not a live event: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if err := checkLive(&e); err != nil {
+		http.Error(w, "bad live event: "+err.Error(), http.StatusUnprocessableEntity)
+		return
+	}
+	port := s.ports.portOf(req)
+	if e.Fixture == "" {
+		e.Fixture = port
+	}
+	s.live.note(e, who, time.Now(), func() *portSample { return s.ports.sample(port) })
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) getLive(w http.ResponseWriter, req *http.Request) {
+	writeJSON(w, s.live.list(time.Now()))
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
