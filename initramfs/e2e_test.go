@@ -526,7 +526,7 @@ func TestValidate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-		"--hide-scrollbars", "--window-size=1280,800", "--screenshot="+shot, base+"/").CombinedOutput()
+		"--hide-scrollbars", "--window-size=1280,1800", "--screenshot="+shot, base+"/").CombinedOutput()
 	if err != nil {
 		t.Fatalf("chromium: %v\n%s", err, out)
 	}
