@@ -90,14 +90,19 @@ BOARD ?= zc702
 image: deps
 	scripts/build-image $(BOARD)
 
-# The main job: boot the tester image on the emulated ZC702 against the line station in a
-# network namespace and validate it with the qemu-zc702 plan; the verdict line decides.
+# The main job: boot the tester image on the emulated board (BOARD, default zc702) with
+# PORTS of its GEMs (default 1) against the line station in a network namespace, and
+# validate it with the plan qemu-BOARD (qemu-BOARD-Nport for several ports); the verdict
+# line decides. make demo BOARD=zcu102 PORTS=4 tests all four GEMs of the ZCU102 at once.
+PORTS ?= 1
+DEMO_PLAN = $(if $(filter 1,$(PORTS)),qemu-$(BOARD),qemu-$(BOARD)-$(PORTS)port)
 demo: deps build
-	scripts/build-kernel-zc702 >/dev/null
-	scripts/build-image zc702
-	BOARD_UP_STDIN=/dev/null scripts/board-up zc702 --job validate --plan qemu-zc702 --peer station --timeout 600 --log out/serial-zc702.log
-	@grep -a '^LINERATE \(PASS\|FAIL\) ' out/serial-zc702.log | tail -1
-	@grep -aq '^LINERATE PASS ' out/serial-zc702.log
+	@case $(BOARD) in zc702) scripts/build-kernel-zc702 >/dev/null ;; zcu102) scripts/fetch-kernel-zcu102 >/dev/null ;; \
+		*) echo "make demo: BOARD=$(BOARD): the emulated boards are zc702 and zcu102" >&2; exit 2 ;; esac
+	scripts/build-image $(BOARD)
+	BOARD_UP_STDIN=/dev/null scripts/board-up $(BOARD) --job validate --plan $(DEMO_PLAN) --peer station --ports $(PORTS) --timeout 600 --log out/serial-$(BOARD).log
+	@grep -a '^LINERATE \(PASS\|FAIL\) ' out/serial-$(BOARD).log | tail -1
+	@grep -aq '^LINERATE PASS ' out/serial-$(BOARD).log
 
 unit:
 	CGO_ENABLED=1 go test -race -count=1 -short ./...

@@ -80,8 +80,12 @@ type Plan struct {
 	// validate --fixture and linerate.fixture= override it, the station's port is the
 	// default.
 	Fixture string `yaml:"fixture" json:"fixture,omitempty"`
-	Steps   []Step `yaml:"steps" json:"steps"`
-	Source  string `yaml:"-" json:"source"`
+	// Ports are the board's ports under test, each with its station (the plan's, with
+	// what the port gives of its own over it): from ports:, or the one interface:.
+	// Steps run on every port; those that move traffic on all at once.
+	Ports  []Port `yaml:"-" json:"ports,omitempty"`
+	Steps  []Step `yaml:"steps" json:"steps"`
+	Source string `yaml:"-" json:"source"`
 }
 
 // Station is where the board measures against and reports to.
@@ -97,6 +101,18 @@ type Station struct {
 	// MAC is the reflector's MAC, parsed (nil for auto).
 	MAC net.HardwareAddr `yaml:"-" json:"-"`
 }
+
+// Port is one port of the board under test, with the station it measures against.
+type Port struct {
+	Interface string  `json:"interface"`
+	Station   Station `json:"station"`
+}
+
+// MaxPorts bounds a plan's ports (a ZynqMP has four GEMs; boards with switches more).
+const MaxPorts = 16
+
+// Multi says the plan tests more than one port: step ids and figures then name the port.
+func (p *Plan) Multi() bool { return len(p.Ports) > 1 }
 
 // Params are a step kind's own fields, decoded from the step's YAML mapping (every key
 // but id, type and timeout) and then checked once: Check fills the kind's defaults and
@@ -124,8 +140,11 @@ type Step struct {
 	Timeout Duration
 	// Retry is how many times a failed step is run again (0: once only); the report
 	// keeps every attempt.
-	Retry  int
-	Params Params
+	Retry int
+	// Sequential runs the step on one port after the other (concurrent: false); by
+	// default a step runs on every port at once, so the board is loaded as in service.
+	Sequential bool
+	Params     Params
 	// Raw is the step as a report carries it, when it was read from JSON (the station
 	// has no kinds: it reads what it needs of a step with Decode).
 	Raw  json.RawMessage
@@ -134,10 +153,11 @@ type Step struct {
 
 // header is what every step has, as JSON writes it.
 type header struct {
-	ID      string   `json:"id"`
-	Type    string   `json:"type"`
-	Timeout Duration `json:"timeout,omitempty"`
-	Retry   int      `json:"retry,omitempty"`
+	ID         string   `json:"id"`
+	Type       string   `json:"type"`
+	Timeout    Duration `json:"timeout,omitempty"`
+	Retry      int      `json:"retry,omitempty"`
+	Concurrent *bool    `json:"concurrent,omitempty"`
 }
 
 // MarshalJSON writes the step as one object: id, type, timeout, then its kind's fields.
@@ -145,7 +165,11 @@ func (s Step) MarshalJSON() ([]byte, error) {
 	if s.Params == nil && len(s.Raw) > 0 {
 		return s.Raw, nil
 	}
-	h, err := json.Marshal(header{s.ID, s.Type, s.Timeout, s.Retry})
+	var conc *bool
+	if s.Sequential {
+		conc = new(bool)
+	}
+	h, err := json.Marshal(header{s.ID, s.Type, s.Timeout, s.Retry, conc})
 	if err != nil || s.Params == nil {
 		return h, err
 	}
@@ -169,6 +193,7 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	s.ID, s.Type, s.Timeout, s.Retry = h.ID, h.Type, h.Timeout, h.Retry
+	s.Sequential = h.Concurrent != nil && !*h.Concurrent
 	s.Raw = append(json.RawMessage(nil), b...)
 	return nil
 }
@@ -228,6 +253,7 @@ func Parse(data []byte, source string, kinds Kinds) (*Plan, error) {
 type parser struct {
 	source string
 	kinds  Kinds
+	ports  *yaml.Node // the plan's ports:, read once the station is known
 }
 
 func (ps *parser) bad(n *yaml.Node, format string, a ...any) error {
@@ -263,6 +289,7 @@ func (ps *parser) document(data []byte) (*yaml.Node, error) {
 // top reads the plan's own keys and returns the steps' node.
 func (ps *parser) top(doc *yaml.Node, p *Plan) (*yaml.Node, error) {
 	var steps *yaml.Node
+	ps.ports = nil
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(doc.Content); i += 2 {
 		k, v := doc.Content[i], doc.Content[i+1]
@@ -286,8 +313,10 @@ func (ps *parser) top(doc *yaml.Node, p *Plan) (*yaml.Node, error) {
 			}
 		case "steps":
 			steps = v
+		case "ports":
+			ps.ports = v
 		default:
-			return nil, ps.bad(k, "unknown key %q (have name, board, interface, fixture, station, budget, steps)", k.Value)
+			return nil, ps.bad(k, "unknown key %q (have name, board, interface, ports, fixture, station, budget, steps)", k.Value)
 		}
 	}
 	return steps, nil
@@ -297,9 +326,6 @@ func (ps *parser) top(doc *yaml.Node, p *Plan) (*yaml.Node, error) {
 func (ps *parser) defaults(doc *yaml.Node, p *Plan) error {
 	if p.Board == "" {
 		p.Board = "auto"
-	}
-	if p.Interface == "" {
-		p.Interface = "eth0"
 	}
 	st := &p.Station
 	if st.Port == 0 {
@@ -324,6 +350,9 @@ func (ps *parser) defaults(doc *yaml.Node, p *Plan) error {
 	if p.Budget.D() > 24*time.Hour {
 		return ps.bad(doc, "budget %v: want up to 24h", p.Budget.D())
 	}
+	if err := ps.portsOf(doc, p); err != nil {
+		return err
+	}
 	if p.Fixture != "" {
 		if err := CheckName(p.Fixture); err != nil {
 			return ps.bad(doc, "fixture %q: %v", p.Fixture, err)
@@ -333,6 +362,84 @@ func (ps *parser) defaults(doc *yaml.Node, p *Plan) error {
 		if u, err := url.Parse(st.ReportURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return ps.bad(doc, "station.report_url %q: want an http:// or https:// URL", st.ReportURL)
 		}
+	}
+	return nil
+}
+
+// portsOf makes the plan's ports: its ports: (each an interface name, or a mapping of
+// interface and the station fields it gives of its own over the plan's), else its one
+// interface: (eth0 by default).
+func (ps *parser) portsOf(doc *yaml.Node, p *Plan) error {
+	if ps.ports == nil {
+		if p.Interface == "" {
+			p.Interface = "eth0"
+		}
+		if err := checkIface(p.Interface); err != nil {
+			return ps.bad(doc, "interface %q: %v", p.Interface, err)
+		}
+		p.Ports = []Port{{Interface: p.Interface, Station: p.Station}}
+		return nil
+	}
+	if p.Interface != "" {
+		return ps.bad(ps.ports, "give interface: (one port) or ports:, not both")
+	}
+	if ps.ports.Kind != yaml.SequenceNode || len(ps.ports.Content) == 0 || len(ps.ports.Content) > MaxPorts {
+		return ps.bad(ps.ports, "ports: want a list of 1..%d ports (an interface name, or interface: and station:)", MaxPorts)
+	}
+	seen := map[string]bool{}
+	for _, n := range ps.ports.Content {
+		port := Port{Station: p.Station}
+		switch n.Kind {
+		case yaml.ScalarNode:
+			port.Interface = n.Value
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				switch k.Value {
+				case "interface":
+					port.Interface = v.Value
+				case "station":
+					// The port's own station fields over the plan's.
+					if err := decodeStrict(v, &port.Station); err != nil {
+						return ps.bad(v, "ports: station: %s", yamlMsg(err))
+					}
+				default:
+					return ps.bad(k, "ports: unknown key %q (have interface, station)", k.Value)
+				}
+			}
+		default:
+			return ps.bad(n, "ports: want an interface name, or interface: and station:")
+		}
+		if err := checkIface(port.Interface); err != nil {
+			return ps.bad(n, "ports: interface %q: %v", port.Interface, err)
+		}
+		if seen[port.Interface] {
+			return ps.bad(n, "ports: %s is given twice", port.Interface)
+		}
+		seen[port.Interface] = true
+		st := &port.Station
+		if st.Port < 1 || st.Port > 65535 {
+			return ps.bad(n, "ports: %s: station.port %d: want 1..65535", port.Interface, st.Port)
+		}
+		st.MAC = nil
+		if m := st.ReflectorMAC; m != "" && m != "auto" {
+			hw, err := net.ParseMAC(m)
+			if err != nil || len(hw) != 6 {
+				return ps.bad(n, "ports: %s: station.reflector_mac %q: want an Ethernet address or auto", port.Interface, m)
+			}
+			st.MAC = hw
+		}
+		p.Ports = append(p.Ports, port)
+	}
+	p.Interface = p.Ports[0].Interface
+	return nil
+}
+
+// checkIface checks an interface name: what the kernel takes (IFNAMSIZ) and what a step
+// id, a figure name and a verdict line field take.
+func checkIface(s string) error {
+	if s == "" || len(s) > 15 || s == "." || s == ".." || strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
+		return errors.New("want an interface name: 1 to 15 letters, digits, '.', '_' or '-'")
 	}
 	return nil
 }
@@ -363,6 +470,12 @@ func (ps *parser) step(sn *yaml.Node, p *Plan) (Step, error) {
 			if err := v.Decode(&s.Timeout); err != nil {
 				return s, ps.bad(v, "timeout: %v", err)
 			}
+		case "concurrent":
+			var c bool
+			if err := v.Decode(&c); err != nil {
+				return s, ps.bad(v, "concurrent: %q: want true (every port at once, the default) or false (one port after the other)", v.Value)
+			}
+			s.Sequential = !c
 		case "retry":
 			if err := v.Decode(&s.Retry); err != nil || s.Retry < 0 || s.Retry > 10 {
 				return s, ps.bad(v, "retry: %q: want how many times a failed step runs again, 0..10", v.Value)

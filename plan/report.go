@@ -26,6 +26,31 @@ type StepResult struct {
 	// Attempts are the earlier attempts of a step the plan retries (retry: N), oldest
 	// first; the step's own fields are its last attempt's.
 	Attempts []StepResult `json:"attempts,omitempty"`
+	// Port is the interface the step ran on in a multi-port plan (its id then ends in
+	// ".IFACE"); a step of the whole board names its ports joined by "+", or none for
+	// every port.
+	Port string `json:"port,omitempty"`
+}
+
+// PortReport is one port's verdict in a multi-port report.
+type PortReport struct {
+	Interface string   `json:"interface"`
+	MAC       string   `json:"mac"`
+	Verdict   string   `json:"verdict"`
+	Failed    []string `json:"failed"` // the plan's step ids that failed on it (the board's steps included)
+}
+
+// Concerns says whether the step's result bears on port iface.
+func (s *StepResult) Concerns(iface string) bool {
+	if s.Port == "" || s.Port == iface {
+		return true
+	}
+	for _, p := range strings.Split(s.Port, "+") {
+		if p == iface {
+			return true
+		}
+	}
+	return false
 }
 
 // Report is what a run produces.
@@ -53,8 +78,10 @@ type Report struct {
 	Figures  map[string]float64 `json:"figures"`
 	Plan     *Plan              `json:"plan"`
 	Steps    []StepResult       `json:"steps"`
-	Doctor   json.RawMessage    `json:"doctor,omitempty"`
-	Show     json.RawMessage    `json:"show,omitempty"`
+	// Ports are the verdicts port by port of a multi-port plan (none for one port).
+	Ports  []PortReport    `json:"ports,omitempty"`
+	Doctor json.RawMessage `json:"doctor,omitempty"`
+	Show   json.RawMessage `json:"show,omitempty"`
 }
 
 // LiveEvent is what a board posts to the station (POST /api/live) as its run starts
@@ -102,6 +129,12 @@ func (r *Report) Check() error {
 func (r *Report) VerdictLine() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "LINERATE %s board=%s serial=%s mac=%s", r.Verdict, r.Board, OrDash(r.Serial), OrDash(r.MAC))
+	for _, p := range r.Ports {
+		fmt.Fprintf(&b, " %s=%s", p.Interface, p.Verdict)
+		if len(p.Failed) > 0 {
+			fmt.Fprintf(&b, "(%s)", strings.Join(p.Failed, ","))
+		}
+	}
 	keys := make([]string, 0, len(r.Figures))
 	for k := range r.Figures {
 		keys = append(keys, k)

@@ -68,6 +68,54 @@ func yields(rows []*row) []Yield {
 	return out
 }
 
+// PortYield is how often one port of a board type passed the board's first test.
+type PortYield struct {
+	Board  string  `json:"board"`
+	Port   string  `json:"port"`
+	Tested int     `json:"tested"`
+	Passed int     `json:"passed"`
+	Pct    float64 `json:"pct"`
+}
+
+// portYields are the first-pass yields port by port of the multi-port boards: which
+// port of a board type fails first.
+func portYields(rows []*row) []PortYield {
+	type key struct{ board, port string }
+	agg := map[key]*PortYield{}
+	var keys []key
+	for _, x := range rows {
+		if !x.First {
+			continue
+		}
+		for _, p := range x.Ports {
+			k := key{x.Board, p.Iface}
+			y := agg[k]
+			if y == nil {
+				y = &PortYield{Board: x.Board, Port: p.Iface}
+				agg[k] = y
+				keys = append(keys, k)
+			}
+			y.Tested++
+			if p.Pass {
+				y.Passed++
+			}
+		}
+	}
+	var out []PortYield
+	for _, k := range keys {
+		y := agg[k]
+		y.Pct = 100 * float64(y.Passed) / float64(y.Tested)
+		out = append(out, *y)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Board != out[j].Board {
+			return out[i].Board < out[j].Board
+		}
+		return out[i].Port < out[j].Port
+	})
+	return out
+}
+
 // ParetoRow is a failing step with how often it failed and the running share.
 type ParetoRow struct {
 	Step          string  `json:"step"`
@@ -291,6 +339,7 @@ th{background:#f4f4f4}
 .warn{color:#fff;background:#ef6c00;padding:.1em .5em;border-radius:3px}
 .info{color:#fff;background:#1565c0;padding:.1em .5em;border-radius:3px}
 .sub{color:#666}
+.nw{white-space:nowrap}
 </style></head><body>
 <p><a href="/">all reports</a></p>
 <h1>{{.R.Board}} {{.R.Serial}} <span class="{{.R.Verdict}}">{{.R.Verdict}}</span></h1>
@@ -302,9 +351,10 @@ th{background:#f4f4f4}
 {{range .History}}<tr><td>{{.Attempt}}</td><td>{{when .Received}}</td><td><span class="{{.Verdict}}">{{.Verdict}}</span></td><td>{{join .Failed}}</td><td>{{.Fixture}}</td><td>{{if ne .ID $.R.ID}}<a href="/reports/{{.ID}}">report</a>{{else}}this one{{end}}</td></tr>
 {{end}}</table>{{end}}
 <h2>Steps</h2>
-<table><tr><th>step</th><th>type</th><th>result</th><th>measured against the threshold</th><th>why it failed</th><th>time</th></tr>
-{{range .R.Steps}}{{range $i, $a := .Attempts}}<tr class="sub"><td>{{$a.ID}} (attempt {{inc $i}})</td><td>{{$a.Type}}</td><td><span class="{{res $a.Pass}}">{{res $a.Pass}}</span></td><td>{{$a.Summary}}</td><td>{{$a.Reason}}</td><td>{{printf "%.1f" $a.Seconds}}&nbsp;s</td></tr>
-{{end}}<tr><td>{{.ID}}</td><td>{{.Type}}</td><td><span class="{{res .Pass}}">{{res .Pass}}</span></td><td>{{.Summary}}</td><td>{{.Reason}}</td><td>{{printf "%.1f" .Seconds}}&nbsp;s</td></tr>
+{{if .R.Ports}}<p>Ports: {{range .R.Ports}}<span class="nw">{{.Interface}} <span class="{{.Verdict}}">{{.Verdict}}</span>{{if .Failed}} ({{join .Failed}}){{end}}</span> {{end}}</p>{{end}}
+<table><tr><th>step</th><th>type</th><th>port</th><th>result</th><th>measured against the threshold</th><th>why it failed</th><th>time</th></tr>
+{{range .R.Steps}}{{range $i, $a := .Attempts}}<tr class="sub"><td>{{$a.ID}} (attempt {{inc $i}})</td><td>{{$a.Type}}</td><td>{{$a.Port}}</td><td><span class="{{res $a.Pass}}">{{res $a.Pass}}</span></td><td>{{$a.Summary}}</td><td>{{$a.Reason}}</td><td>{{printf "%.1f" $a.Seconds}}&nbsp;s</td></tr>
+{{end}}<tr><td>{{.ID}}</td><td>{{.Type}}</td><td>{{.Port}}</td><td><span class="{{res .Pass}}">{{res .Pass}}</span></td><td>{{.Summary}}</td><td>{{.Reason}}</td><td>{{printf "%.1f" .Seconds}}&nbsp;s</td></tr>
 {{end}}</table>
 {{if .R.Figures}}<h2>Figures</h2><table>{{range $k, $v := .R.Figures}}<tr><td>{{$k}}</td><td>{{num $v}}</td></tr>{{end}}</table>{{end}}
 {{range .Sweeps}}<h2>Sweep {{.ID}}</h2>{{.SVG}}{{end}}

@@ -110,6 +110,22 @@ func checkReport(r *plan.Report) error {
 			return fmt.Errorf("%s: want at most %d characters without control characters", name, MaxText)
 		}
 	}
+	if len(r.Ports) > plan.MaxPorts {
+		return fmt.Errorf("%d ports: at most %d", len(r.Ports), plan.MaxPorts)
+	}
+	anyFail := false
+	for _, p := range r.Ports {
+		if len(p.Interface) > MaxText || !plain(p.Interface) || p.Interface == "" || len(p.MAC) > MaxText || !plain(p.MAC) {
+			return fmt.Errorf("port %.40q: want an interface name and a MAC without control characters", p.Interface)
+		}
+		if want := map[bool]string{true: "PASS", false: "FAIL"}[len(p.Failed) == 0]; p.Verdict != want || len(p.Failed) > MaxSteps {
+			return fmt.Errorf("port %s: verdict %s, but its failed steps say %s", p.Interface, p.Verdict, want)
+		}
+		anyFail = anyFail || p.Verdict == "FAIL"
+	}
+	if anyFail && r.Verdict != "FAIL" {
+		return fmt.Errorf("verdict %s, but a port failed", r.Verdict)
+	}
 	if len(r.Steps) > MaxSteps {
 		return fmt.Errorf("%d steps: at most %d", len(r.Steps), MaxSteps)
 	}

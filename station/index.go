@@ -25,6 +25,14 @@ type row struct {
 	// First says this is its serial's first report (of its board type); on a first,
 	// FinalPass says whether the serial's latest report passed (the final yield).
 	First, FinalPass bool
+	// Ports are a multi-port report's ports and whether each passed.
+	Ports []portPass
+}
+
+// portPass is one port of a multi-port report and its verdict.
+type portPass struct {
+	Iface string
+	Pass  bool
 }
 
 // stepTime is a step (its number in the index's step names) and how long it took.
@@ -113,6 +121,9 @@ func (x *index) add(rec *record) (*row, bool) {
 	}
 	if r.Attempt == 0 {
 		r.Attempt = 1
+	}
+	for _, p := range rec.Ports {
+		r.Ports = append(r.Ports, portPass{x.in(p.Interface), p.Verdict == "PASS"})
 	}
 	r.Steps = make([]stepTime, len(rec.Steps))
 	for i, st := range rec.Steps {

@@ -345,3 +345,45 @@ func TestStationLine(t *testing.T) {
 		}
 	}
 }
+
+// A multi-port report: its ports' verdicts on the list, the page (per-port yield) and
+// its own page (a port column); the door holds the ports to their steps.
+func TestMultiPortReport(t *testing.T) {
+	_, hs := newServer(t, t.TempDir())
+	defer hs.Close()
+	mk := func(id, serial string, eth1 bool) []byte {
+		var r plan.Report
+		json.Unmarshal(report(id, "zcu102", "PASS", 900), &r)
+		r.Serial = serial
+		r.Steps = []plan.StepResult{{ID: "tcp-up.eth0", Type: "iperf3", Pass: true, Summary: "ok", Port: "eth0"}, {ID: "tcp-up.eth1", Type: "iperf3", Pass: eth1, Summary: "slow", Port: "eth1"}}
+		r.Ports = []plan.PortReport{{Interface: "eth0", Verdict: "PASS", Failed: []string{}}, {Interface: "eth1", Verdict: "PASS", Failed: []string{}}}
+		if !eth1 {
+			r.Verdict, r.Failed = "FAIL", []string{"tcp-up.eth1"}
+			r.Ports[1].Verdict, r.Ports[1].Failed = "FAIL", []string{"tcp-up"}
+		}
+		b, _ := json.Marshal(r)
+		return b
+	}
+	for i, b := range [][]byte{mk("mp1", "A", false), mk("mp2", "B", true)} {
+		if code, msg := post(t, hs.URL, b); code != 201 {
+			t.Fatalf("%d: %d %s", i, code, msg)
+		}
+	}
+	_, page := get(t, hs.URL+"/")
+	for _, want := range []string{"Per-port yield", "<td>zcu102</td><td>eth1</td><td class=\"n\">2</td><td class=\"n\">1</td><td class=\"n\">50.0\u00a0%</td>", "eth1&nbsp;<span class=\"FAIL\">FAIL</span>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	_, rp := get(t, hs.URL+"/reports/mp1")
+	if !strings.Contains(rp, "<td>tcp-up.eth1</td><td>iperf3</td><td>eth1</td>") || !strings.Contains(rp, `eth1 <span class="FAIL">FAIL</span> (tcp-up)`) {
+		t.Errorf("report page:\n%s", rp)
+	}
+	var r plan.Report
+	json.Unmarshal(mk("mp3", "C", false), &r)
+	r.Ports[1].Verdict = "PASS"
+	b, _ := json.Marshal(r)
+	if code, msg := post(t, hs.URL, b); code != 422 || !strings.Contains(msg, "port eth1: verdict PASS, but its failed steps say FAIL") {
+		t.Errorf("inconsistent port: %d %s", code, msg)
+	}
+}

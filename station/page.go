@@ -87,6 +87,8 @@ table.small{width:auto}
 <div class="views">
 <div><h2>Yield</h2>{{if .Yield}}<table class="small"><tr><th>day</th><th>board</th><th class="n">first tested</th><th class="n">passed first time</th><th class="n">first-pass yield</th><th class="n">final yield</th></tr>
 {{range .Yield}}<tr><td class="nw">{{.Day}}</td><td>{{.Board}}</td><td class="n">{{.Tested}}</td><td class="n">{{.Passed}}</td><td class="n">{{pct .Pct}}</td><td class="n">{{pct .FinalPct}}</td></tr>{{end}}</table>{{else}}<p>No reports.</p>{{end}}</div>
+{{if .PortYield}}<div><h2>Per-port yield</h2><table class="small"><tr><th>board</th><th>port</th><th class="n">boards</th><th class="n">passed first time</th><th class="n">yield</th></tr>
+{{range .PortYield}}<tr><td>{{.Board}}</td><td>{{.Port}}</td><td class="n">{{.Tested}}</td><td class="n">{{.Passed}}</td><td class="n">{{pct .Pct}}</td></tr>{{end}}</table></div>{{end}}
 <div><h2>Failing steps (Pareto)</h2>{{if .Pareto}}<table class="small"><tr><th>failing step</th><th class="n">failures</th><th></th><th class="n">cumulative</th></tr>
 {{range .Pareto}}<tr><td>{{.Step}}</td><td class="n">{{.Count}}</td><td><svg width="160" height="12"><rect width="{{.Bar}}" height="12" fill="#c62828"/></svg></td><td class="n">{{pct .CumulativePct}}</td></tr>{{end}}</table>{{else}}<p>No failed steps.</p>{{end}}</div>
 <div><h2>Pace</h2><table class="small"><tr><th>board</th><th class="n">reports</th><th class="n">median test time</th><th class="n">p90</th></tr>
@@ -96,7 +98,7 @@ table.small{width:auto}
 {{range .Steps}}<tr><td>{{.Step}}</td><td class="n">{{.Runs}}</td><td class="n">{{secs .Median}}</td><td class="n">{{secs .P90}}</td></tr>{{end}}</table></div>
 </div>
 <table id="reports"><thead><tr><th>received</th><th>board</th><th>serial</th><th>MAC</th><th class="n">attempt</th><th>fixture</th><th>verdict</th><th>failed steps</th><th>key figures</th><th class="n">time</th><th>reports</th></tr></thead><tbody>
-{{range .Rows}}<tr{{if .DuplicateMAC}} class="dup"{{end}} data-text="{{.Serial}} {{.MAC}} {{.ID}} {{.Board}} {{.Fixture}}"><td class="nw">{{when .Received}}</td><td>{{.Board}}</td><td>{{.Serial}}</td><td class="mac"{{if .DuplicateMAC}} title="{{dupOf .DuplicateMAC}}"{{end}}>{{.MAC}}{{if .DuplicateMAC}} (duplicate){{end}}</td><td class="n">{{.Attempt}}</td><td>{{.Fixture}}</td><td><span class="{{.Verdict}}">{{.Verdict}}</span></td><td>{{join .Failed}}</td><td class="figs">{{range figs .Figures}}<span>{{.}}</span> {{end}}</td><td class="n">{{secs .Seconds}}</td><td class="nw"><a href="/reports/{{.ID}}">report</a> <a href="/api/reports/{{.ID}}">JSON</a> <a href="/api/reports/{{.ID}}/junit.xml">JUnit</a>{{$id := .ID}}{{range .Sweeps}} <a href="/api/reports/{{$id}}/sweep/{{.}}.svg">{{.}} chart</a>{{end}}</td></tr>
+{{range .Rows}}<tr{{if .DuplicateMAC}} class="dup"{{end}} data-text="{{.Serial}} {{.MAC}} {{.ID}} {{.Board}} {{.Fixture}}"><td class="nw">{{when .Received}}</td><td>{{.Board}}</td><td>{{.Serial}}</td><td class="mac"{{if .DuplicateMAC}} title="{{dupOf .DuplicateMAC}}"{{end}}>{{.MAC}}{{if .DuplicateMAC}} (duplicate){{end}}</td><td class="n">{{.Attempt}}</td><td>{{.Fixture}}</td><td><span class="{{.Verdict}}">{{.Verdict}}</span>{{range .Ports}} <span class="nw">{{.Interface}}&nbsp;<span class="{{.Verdict}}">{{.Verdict}}</span></span>{{end}}</td><td>{{join .Failed}}</td><td class="figs">{{range figs .Figures}}<span>{{.}}</span> {{end}}</td><td class="n">{{secs .Seconds}}</td><td class="nw"><a href="/reports/{{.ID}}">report</a> <a href="/api/reports/{{.ID}}">JSON</a> <a href="/api/reports/{{.ID}}/junit.xml">JUnit</a>{{$id := .ID}}{{range .Sweeps}} <a href="/api/reports/{{$id}}/sweep/{{.}}.svg">{{.}} chart</a>{{end}}</td></tr>
 {{else}}<tr><td colspan="11">no reports{{if .Total}} match the filter{{end}}</td></tr>{{end}}
 </tbody></table>
 {{if gt .Selected (len .Rows)}}<p>The newest {{len .Rows}} of {{.Selected}}: <a href="/?{{.QS}}&amp;limit={{.More}}">show {{.More}}</a>, or the CSV for all.</p>{{end}}
@@ -405,7 +407,7 @@ func (s *Server) page(w http.ResponseWriter, req *http.Request) {
 		par = append(par, bar{p, 0})
 		par[i].Bar = 160 * float64(p.Count) / float64(par[0].Count)
 	}
-	ys := yields(rows)
+	ys, pys := yields(rows), portYields(rows)
 	if len(ys) > 30 {
 		ys = ys[:30]
 	}
@@ -434,7 +436,7 @@ func (s *Server) page(w http.ResponseWriter, req *http.Request) {
 	err = pageTmpl.Execute(w, map[string]any{"Rows": shown, "Selected": selected, "Total": total, "Pass": pass, "Fail": selected - pass,
 		"Boards": boardNames, "Fixtures": fixtureNames,
 		"Q": q, "QS": qs.Encode(), "More": min(selected, 10*pageRows), "Alarms": alarms, "Tokens": s.write != nil, "Base": "http://" + req.Host,
-		"Nonce": nonce, "Live": s.live.list(time.Now()), "Chart": svg, "Yield": ys, "Pareto": par, "Pace": boards, "Steps": steps, "Hours": hrs, "HourChart": hourChart(hrs)})
+		"Nonce": nonce, "Live": s.live.list(time.Now()), "Chart": svg, "Yield": ys, "PortYield": pys, "Pareto": par, "Pace": boards, "Steps": steps, "Hours": hrs, "HourChart": hourChart(hrs)})
 	if err != nil {
 		s.log.Printf("page: %v", err)
 	}

@@ -116,10 +116,19 @@ type Summary struct {
 	// "down"), Mbit/s, the mean of the TCP iperf3 steps of that direction. UDP steps run
 	// at a set rate and are left out.
 	TCP map[string]float64 `json:"tcp_mbps,omitempty"`
+	// Ports are the verdicts port by port of a multi-port report.
+	Ports []PortVerdict `json:"ports,omitempty"`
 	// Attempt and DuplicateMAC are the board's history when the report came (Stored).
 	Attempt      int      `json:"attempt"`
 	DuplicateMAC []MACUse `json:"duplicate_mac,omitempty"`
 	Meta
+}
+
+// PortVerdict is one port's verdict in a summary.
+type PortVerdict struct {
+	Interface string   `json:"interface"`
+	Verdict   string   `json:"verdict"`
+	Failed    []string `json:"failed,omitempty"`
 }
 
 // record is a report's summary as stored: the list's Summary and, for the metrics, its
@@ -144,6 +153,9 @@ func recordOf(r *plan.Report, received time.Time, meta Meta, st Stored) record {
 	rec := record{Summary: Summary{ID: r.ID, Board: r.Board, Model: r.Model, Serial: r.Serial, MAC: r.MAC, Verdict: r.Verdict,
 		Failed: r.Failed, Figures: r.Figures, Started: r.Started, Seconds: r.Seconds, Received: received.UTC(), Sweeps: sweepSteps(r.Steps),
 		Attempt: st.Attempt, DuplicateMAC: st.DuplicateMAC, Meta: meta}}
+	for _, p := range r.Ports {
+		rec.Ports = append(rec.Ports, PortVerdict{Interface: p.Interface, Verdict: p.Verdict, Failed: p.Failed})
+	}
 	dir := map[string]string{} // TCP iperf3 step id -> direction, from the plan
 	if r.Plan != nil {
 		for _, ps := range r.Plan.Steps {

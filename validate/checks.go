@@ -10,8 +10,16 @@ import (
 
 // needStation: a step that measures against the station needs its address.
 func needStation(p *plan.Plan) error {
-	if p.Station.Address == "" {
+	if len(p.Ports) == 0 && p.Station.Address == "" {
 		return fmt.Errorf("measures against the station: give station.address")
+	}
+	for _, port := range p.Ports {
+		if port.Station.Address == "" {
+			if len(p.Ports) == 1 {
+				return fmt.Errorf("measures against the station: give station.address")
+			}
+			return fmt.Errorf("measures against the station: give station.address (the plan's, or port %s's)", port.Interface)
+		}
 	}
 	return nil
 }

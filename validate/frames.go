@@ -3,6 +3,7 @@ package validate
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/zynqnet/linerate/netperf/engine"
@@ -93,10 +94,17 @@ func (s *Frames) Run(ctx context.Context, e Env) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	return s.measure(ctx, e, p, engine.TrialerConfig{Dst: peer, RXPort: p.Name, Kind: "round-trip", HWStamps: s.HWTimestamps})
+}
+
+// measure runs the step's trial (or throughput search) from port p with tc's
+// destination, receiving port and kind, and judges it.
+func (s *Frames) measure(ctx context.Context, e Env, p *engine.Port, tc engine.TrialerConfig) (Outcome, error) {
 	if err := p.CheckSizes([]int{s.Size}, false); err != nil {
 		return Outcome{}, err
 	}
-	t, err := engine.OpenTrialer(engine.TrialerConfig{Root: e.Root, Port: p, Dst: peer, RXPort: p.Name, MaxLen: s.Size - frames.FCS, CPUs: s.cpus, Kind: "round-trip", HWStamps: s.HWTimestamps})
+	tc.Root, tc.Port, tc.MaxLen, tc.CPUs = e.Root, p, s.Size-frames.FCS, s.cpus
+	t, err := engine.OpenTrialer(tc)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -116,7 +124,12 @@ func (s *Frames) Run(ctx context.Context, e Env) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	return s.Judge(e.ID, res), nil
+	o := s.Judge(e.ID, res)
+	if tc.Kind == "one-way" {
+		o.Summary = strings.Replace(o.Summary, "through the reflector", "from "+p.Name+" to "+tc.RXPort, 1)
+		o.Summary = strings.Replace(o.Summary, "round trip", "one way", 1)
+	}
+	return o, nil
 }
 
 // JudgeThroughput: an RFC 2544 throughput search's result against min_throughput_pct.

@@ -87,9 +87,12 @@ func (s *Identity) Run(ctx context.Context, e Env) (Outcome, error) {
 	}
 	f := IdentityFacts{MAC: mac, Serial: e.serial, SerialSource: e.serialSource}
 	f.DTProp, f.DTMAC = dtMAC(e.Root, e.Iface)
+	first := len(e.Plan.Ports) == 0 || e.Plan.Ports[0].Interface == e.Iface
 	switch b := e.board; {
 	case s.EEPROM != nil && !*s.EEPROM:
 		f.EEPROMNote = "not compared (the plan says eeprom: false)"
+	case !first:
+		f.EEPROMNote = "compared on the plan's first port (the EEPROM holds one MAC)"
 	case b == nil || b.EEPROM == nil:
 		f.EEPROMNote = "the board profile names no EEPROM"
 	default:
@@ -103,7 +106,7 @@ func (s *Identity) Run(ctx context.Context, e Env) (Outcome, error) {
 			f.EEPROMMAC = d.MAC.String()
 		}
 	}
-	o := s.Judge(f, e.board != nil && e.board.EEPROM != nil && (s.EEPROM == nil || *s.EEPROM))
+	o := s.Judge(f, first && e.board != nil && e.board.EEPROM != nil && (s.EEPROM == nil || *s.EEPROM))
 	e.macSource = o.Detail.(IdentityFacts).MACSource
 	return o, nil
 }

@@ -17,7 +17,7 @@ type Iperf3 struct {
 	Direction      string        `yaml:"direction" json:"direction,omitempty"` // up (board sends) or down
 	Duration       plan.Duration `yaml:"duration" json:"duration,omitempty"`
 	Streams        int           `yaml:"streams" json:"streams,omitempty"`
-	Bandwidth      string        `yaml:"bandwidth" json:"bandwidth,omitempty"` // UDP target, iperf3's -b
+	Bandwidth      string        `yaml:"bandwidth" json:"bandwidth,omitempty"` // UDP's rate, TCP's pace: iperf3's -b
 	MinMbps        *float64      `yaml:"min_mbps" json:"min_mbps,omitempty"`
 	MaxRetransmits *int          `yaml:"max_retransmits" json:"max_retransmits,omitempty"`
 	MaxLossPct     *float64      `yaml:"max_loss_pct" json:"max_loss_pct,omitempty"`
@@ -59,9 +59,12 @@ func (s *Iperf3) Check(p *plan.Plan) error {
 		if s.MaxLossPct == nil {
 			return fmt.Errorf("iperf3 step needs a threshold: max_loss_pct")
 		}
+	}
+	if s.Bandwidth != "" {
+		// UDP's rate; for TCP a pace, as iperf3's -b.
 		bw, err := iperf3.ParseSize(s.Bandwidth, 1000)
 		if err != nil || bw == 0 || bw > 400e9 {
-			return fmt.Errorf("bandwidth %q: want a UDP rate in bit/s above 0 and up to 400G, as iperf3's -b (100M)", s.Bandwidth)
+			return fmt.Errorf("bandwidth %q: want a rate in bit/s above 0 and up to 400G, as iperf3's -b (100M)", s.Bandwidth)
 		}
 		s.bandwidth = bw
 	}
@@ -81,9 +84,7 @@ func (s *Iperf3) Run(ctx context.Context, e Env) (Outcome, error) {
 	st := e.Station
 	c := &iperf3.Client{Host: st.Address, Port: st.Port, Version: e.Version, ConnectTimeout: 5 * time.Second,
 		Params: iperf3.Params{Time: int(s.Duration.D().Seconds()), Parallel: s.Streams, Reverse: s.Direction == "down"}}
-	if s.Protocol == "udp" {
-		c.Params.UDP, c.Params.Bandwidth = true, s.bandwidth
-	}
+	c.Params.UDP, c.Params.Bandwidth = s.Protocol == "udp", s.bandwidth
 	rep, err := c.RunWhenFree(ctx)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("iperf3 to the station %s:%d: %w", st.Address, st.Port, err)

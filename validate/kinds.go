@@ -32,6 +32,7 @@ var kinds = []struct {
 	{"tune", func() Kind { return new(Tune) }},
 	{"iperf3", func() Kind { return new(Iperf3) }},
 	{"frames", func() Kind { return new(Frames) }},
+	{"loop", func() Kind { return new(Loop) }},
 	{"stability", func() Kind { return new(Stability) }},
 	{"counters", func() Kind { return new(Counters) }},
 	{"sweep", func() Kind { return new(Sweep) }},

@@ -24,8 +24,6 @@ type Link struct {
 	// come up at it and carry frames (with a station), and the advertisement is given
 	// back exactly.
 	Speeds []int `yaml:"speeds" json:"speeds,omitempty"`
-
-	station bool // the plan has a station to send frames through
 }
 
 // Check defaults carrier_within to 10s and checks the speed and duplex asked for.
@@ -47,7 +45,6 @@ func (s *Link) Check(p *plan.Plan) error {
 			return fmt.Errorf("speeds: %d is not a BASE-T speed (10, 100, 1000, 2500, 5000, 10000)", sp)
 		}
 	}
-	s.station = p.Station.Address != ""
 	return nil
 }
 
@@ -80,11 +77,16 @@ func (s *Link) Run(ctx context.Context, e Env) (Outcome, error) {
 	m := LinkMeasurement{Carrier: true, After: time.Since(start), SpeedMbps: speed, Duplex: e.sysfs("duplex"), Operstate: e.sysfs("operstate")}
 	if len(s.Speeds) > 0 {
 		mx := experiment.SpeedMatrix{Iface: e.Iface, StateDir: e.StateDir, Speeds: s.Speeds, Duplex: s.Duplex, Wait: s.CarrierWithin.D(), Measure: func(ctx context.Context) (string, error) {
-			return e.speedFrames(ctx, s.station)
+			return e.speedFrames(ctx, e.Station.Address != "")
 		}}
 		m.Matrix, m.MatrixErr = mx.Run(ctx)
 	}
-	return s.Judge(m), nil
+	o := s.Judge(m)
+	if e.Plan.Multi() && o.Figures != nil {
+		// Each port's speed, by the step's id with the port's interface.
+		o.Figures = map[string]float64{e.ID + "_speed_mbps": o.Figures["speed_mbps"]}
+	}
+	return o, nil
 }
 
 // speedFrames is a speed matrix's measurement: a second of frames through the station's

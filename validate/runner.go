@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/zynqnet/linerate/plan"
@@ -23,9 +24,17 @@ type Outcome struct {
 	Detail   any                // what the step's tool reported, for the JSON report
 }
 
-// StepFunc carries out one step. An error fails the step with that reason (the station
-// vanished, the link went away); it never stops the plan.
-type StepFunc func(ctx context.Context, s *plan.Step) (Outcome, error)
+// StepFunc carries out one step on one port (its index in the plan's ports), or on the
+// board as a whole (port -1: a tune across every port, a loop between two). An error
+// fails the step with that reason (the station vanished, the link went away); it never
+// stops the plan.
+type StepFunc func(ctx context.Context, s *plan.Step, port int) (Outcome, error)
+
+// boardLevel is a step kind that runs once for the board, not once per port.
+type boardLevel interface {
+	// BoardPorts are the ports a board-level step concerns in p ("" for all of them).
+	BoardPorts(p *plan.Plan) string
+}
 
 // Runner runs a plan's steps in order, each under its timeout, all under the budget.
 type Runner struct {
@@ -38,6 +47,41 @@ type Runner struct {
 	// Started, when set, is told as each step starts (the station's list of boards in
 	// test follows it).
 	Started func(i int, s *plan.Step)
+	mu      sync.Mutex // the console and the figures, for the ports' steps at once
+}
+
+// target is one run of a step: a port (its index), or the board (-1), and the id its
+// result goes by (the step's, with the port's interface in a multi-port plan).
+type target struct {
+	port  int
+	id    string
+	ports string // StepResult.Port
+}
+
+// targets are where step s runs: the board once for a board-level step, else every
+// port of the plan.
+func (r *Runner) targets(s *plan.Step) []target {
+	if b, ok := s.Params.(boardLevel); ok && r.Plan.Multi() {
+		return []target{{-1, s.ID, b.BoardPorts(r.Plan)}}
+	}
+	if !r.Plan.Multi() {
+		return []target{{0, s.ID, ""}}
+	}
+	var out []target
+	for i, p := range r.Plan.Ports {
+		out = append(out, target{i, s.ID + "." + p.Interface, p.Interface})
+	}
+	return out
+}
+
+// say writes a console line (whole, whatever runs at once).
+func (r *Runner) say(format string, a ...any) {
+	if r.Console == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.Console, format, a...)
 }
 
 // Run takes every step and returns their results and the failed step ids. A step that
@@ -57,44 +101,65 @@ func (r *Runner) Run(ctx context.Context) ([]plan.StepResult, []string, map[stri
 		if r.Started != nil {
 			r.Started(i, s)
 		}
-		// A step the plan retries runs again while it fails, up to Retry times; the
-		// report keeps the failed attempts.
-		var earlier []plan.StepResult
-		var res plan.StepResult
-		for try := 0; ; try++ {
-			res = r.attempt(budget, i, s, grace, figures)
-			if res.Pass || try >= s.Retry || budget.Err() != nil {
-				break
+		ts := r.targets(s)
+		res := make([]plan.StepResult, len(ts))
+		if len(ts) > 1 && !s.Sequential {
+			// Every port at once: the board loaded as in service.
+			var wg sync.WaitGroup
+			for j := range ts {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					res[j] = r.retried(budget, i, s, ts[j], grace, figures)
+				}()
 			}
-			earlier = append(earlier, res)
-			if r.Console != nil {
-				fmt.Fprintf(r.Console, "linerate validate: step %d/%d %-10s again (retry %d of %d)\n", i+1, len(r.Plan.Steps), s.ID, try+1, s.Retry)
+			wg.Wait()
+		} else {
+			for j := range ts {
+				res[j] = r.retried(budget, i, s, ts[j], grace, figures)
 			}
 		}
-		res.Attempts = earlier
-		if !res.Pass {
-			failed = append(failed, s.ID)
+		for _, x := range res {
+			if !x.Pass {
+				failed = append(failed, x.ID)
+			}
+			results = append(results, x)
 		}
-		results = append(results, res)
 	}
 	return results, failed, figures
 }
 
-// attempt runs step i once and says so on the console; its figures go into figures.
-func (r *Runner) attempt(budget context.Context, i int, s *plan.Step, grace time.Duration, figures map[string]float64) plan.StepResult {
+// retried runs step i on its target, again while it fails, up to the step's Retry
+// times; the result keeps the failed attempts.
+func (r *Runner) retried(budget context.Context, i int, s *plan.Step, t target, grace time.Duration, figures map[string]float64) plan.StepResult {
+	var earlier []plan.StepResult
+	var res plan.StepResult
+	for try := 0; ; try++ {
+		res = r.attempt(budget, i, s, t, grace, figures)
+		if res.Pass || try >= s.Retry || budget.Err() != nil {
+			break
+		}
+		earlier = append(earlier, res)
+		r.say("linerate validate: step %d/%d %-10s again (retry %d of %d)\n", i+1, len(r.Plan.Steps), t.id, try+1, s.Retry)
+	}
+	res.Attempts = earlier
+	return res
+}
+
+// attempt runs step i once on its target and says so on the console; its figures go
+// into figures.
+func (r *Runner) attempt(budget context.Context, i int, s *plan.Step, t target, grace time.Duration, figures map[string]float64) plan.StepResult {
 	start := time.Now()
-	res := plan.StepResult{ID: s.ID, Type: s.Type}
+	res := plan.StepResult{ID: t.id, Type: s.Type, Port: t.ports}
 	var o Outcome
 	var err error
 	switch {
 	case budget.Err() != nil:
 		err = fmt.Errorf("the plan's budget of %v ran out before this step", r.Plan.Budget.D())
 	default:
-		if r.Console != nil {
-			// A step can take a while: the console says what runs, and for how long at most.
-			fmt.Fprintf(r.Console, "linerate validate: step %d/%d %-10s %-8s running (up to %v)\n", i+1, len(r.Plan.Steps), s.ID, s.Type, s.Timeout.D())
-		}
-		o, err = runOne(budget, r.Do, s, grace)
+		// A step can take a while: the console says what runs, and for how long at most.
+		r.say("linerate validate: step %d/%d %-10s %-8s running (up to %v)\n", i+1, len(r.Plan.Steps), t.id, s.Type, s.Timeout.D())
+		o, err = runOne(budget, r.Do, s, t.port, grace)
 	}
 	res.Seconds = time.Since(start).Seconds()
 	res.Pass = err == nil && (o.Pass || o.Skip)
@@ -111,27 +176,27 @@ func (r *Runner) attempt(budget context.Context, i int, s *plan.Step, grace time
 			res.Detail = b
 		}
 	}
+	r.mu.Lock()
 	for k, v := range o.Figures {
 		figures[k] = v
 	}
-	if r.Console != nil {
-		word := "PASS"
-		switch {
-		case !res.Pass:
-			word = "FAIL"
-		case res.Skipped:
-			word = "SKIP"
-		}
-		line := res.Summary
-		if !res.Pass && res.Reason != "" && res.Reason != res.Summary {
-			line += ": " + res.Reason
-		}
-		fmt.Fprintf(r.Console, "linerate validate: step %d/%d %-10s %-8s %s  %s (%.1fs)\n", i+1, len(r.Plan.Steps), s.ID, s.Type, word, line, res.Seconds)
+	r.mu.Unlock()
+	word := "PASS"
+	switch {
+	case !res.Pass:
+		word = "FAIL"
+	case res.Skipped:
+		word = "SKIP"
 	}
+	line := res.Summary
+	if !res.Pass && res.Reason != "" && res.Reason != res.Summary {
+		line += ": " + res.Reason
+	}
+	r.say("linerate validate: step %d/%d %-10s %-8s %s  %s (%.1fs)\n", i+1, len(r.Plan.Steps), t.id, s.Type, word, line, res.Seconds)
 	return res
 }
 
-func runOne(ctx context.Context, fn StepFunc, s *plan.Step, grace time.Duration) (Outcome, error) {
+func runOne(ctx context.Context, fn StepFunc, s *plan.Step, port int, grace time.Duration) (Outcome, error) {
 	sctx, cancel := context.WithTimeout(ctx, s.Timeout.D())
 	defer cancel()
 	type ret struct {
@@ -145,7 +210,7 @@ func runOne(ctx context.Context, fn StepFunc, s *plan.Step, grace time.Duration)
 				ch <- ret{err: fmt.Errorf("step crashed: %v", p)}
 			}
 		}()
-		o, err := fn(sctx, s)
+		o, err := fn(sctx, s, port)
 		ch <- ret{o, err}
 	}()
 	select {

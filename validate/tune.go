@@ -3,6 +3,7 @@ package validate
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/zynqnet/linerate/plan"
@@ -34,23 +35,69 @@ func (s *Tune) Check(*plan.Plan) error {
 // Timeout: a profile's writes, each knob that bounces the link with its carrier wait.
 func (s *Tune) Timeout() time.Duration { return 60 * time.Second }
 
-// Run applies the profile under the port's lock and, unless kept, queues its revert.
+// BoardPorts: a tune step is one transaction across every port of the plan.
+func (s *Tune) BoardPorts(*plan.Plan) string { return "" }
+
+// Run applies the profile to every port, one after the other under each port's lock,
+// as one transaction: when a port's tune fails (it rolls back itself), the ports tuned
+// before it are reverted, so no port keeps the profile. Unless kept, the run reverts
+// them all at its end.
 func (s *Tune) Run(ctx context.Context, e Env) (Outcome, error) {
-	p, err := e.applyProfile(ctx, s.profile)
-	o := s.Judge(p, err)
-	if o.Pass && !s.Keep && len(p.Changes) > 0 {
-		iface := e.Iface
-		e.cleanup = append(e.cleanup, func() {
-			if err := e.revert(iface); err != nil {
-				fmt.Fprintf(e.Console, "linerate validate: revert %s: %v\n", iface, err)
+	var plans []*tune.Plan
+	var done []string
+	for _, port := range e.Ports {
+		p, err := e.applyProfile(ctx, port.Interface, s.profile)
+		if err != nil || p == nil {
+			var undone []string
+			for i := len(done) - 1; i >= 0; i-- {
+				if rerr := e.revert(done[i]); rerr != nil {
+					fmt.Fprintf(e.Console, "linerate validate: revert %s: %v\n", done[i], rerr)
+					continue
+				}
+				undone = append(undone, done[i])
 			}
-		})
+			o := s.Judge(p, err)
+			if len(e.Ports) > 1 {
+				o.Reason = fmt.Sprintf("%s: %s", port.Interface, o.Reason)
+				if len(undone) > 0 {
+					o.Reason += fmt.Sprintf("; %s rolled back", strings.Join(undone, ", "))
+				}
+			}
+			return o, nil
+		}
+		plans = append(plans, p)
+		if len(p.Changes) > 0 {
+			done = append(done, port.Interface)
+		}
+	}
+	o := s.Judge(merge(plans), nil)
+	if !s.Keep {
+		for _, iface := range done {
+			e.cleanup = append(e.cleanup, func() {
+				if err := e.revert(iface); err != nil {
+					fmt.Fprintf(e.Console, "linerate validate: revert %s: %v\n", iface, err)
+				}
+			})
+		}
+	}
+	if len(e.Ports) > 1 {
+		o.Summary += fmt.Sprintf(" on %d ports", len(e.Ports))
 	}
 	return o, nil
 }
 
-func (e Env) applyProfile(ctx context.Context, p *tune.Profile) (*tune.Plan, error) {
-	res, err := e.tuneJob(e.Iface).Tune(ctx, p, false)
+// merge is the ports' tune plans as one, for the judgement's counts.
+func merge(plans []*tune.Plan) *tune.Plan {
+	m := &tune.Plan{}
+	for _, p := range plans {
+		m.Changes = append(m.Changes, p.Changes...)
+		m.Skipped = append(m.Skipped, p.Skipped...)
+	}
+	return m
+}
+
+func (e Env) applyProfile(ctx context.Context, iface string, p *tune.Profile) (*tune.Plan, error) {
+	res, err := e.tuneJob(iface).Tune(ctx, p, false)
 	if err != nil {
 		return nil, err
 	}

@@ -80,7 +80,7 @@ type Result struct {
 type run struct {
 	*Validation
 	board    *board.Board
-	counters map[string]uint64 // error counters at the start
+	counters map[string]map[string]uint64 // each port's error counters at the start
 	doctor   json.RawMessage
 	cleanup  []func()
 	// serial and where it came from, as the header found them; the MAC's source as the
@@ -89,21 +89,36 @@ type run struct {
 }
 
 // Env is what a step runs with: the run's shared state, the step's id (its figures are
-// named after it), and the port under test with its station.
+// named after it: in a multi-port plan with the port's interface), and the port under
+// test with its station; a step of the whole board (a tune across the ports, a loop)
+// has Ports, the first of them as Iface.
 type Env struct {
 	*run
 	ID      string
 	Iface   string
 	Station plan.Station
+	Ports   []plan.Port
 }
 
-// do runs one step of the plan with its kind.
-func (r *run) do(ctx context.Context, s *plan.Step) (Outcome, error) {
+// do runs one step of the plan with its kind, on one port (its index) or, for a step of
+// the whole board, on all of them (port -1).
+func (r *run) do(ctx context.Context, s *plan.Step, port int) (Outcome, error) {
 	k, ok := s.Params.(Kind)
 	if !ok {
 		return Outcome{}, fmt.Errorf("step %s: type %s was not parsed with linerate's step kinds", s.ID, s.Type)
 	}
-	return k.Run(ctx, Env{run: r, ID: s.ID, Iface: r.Plan.Interface, Station: r.Plan.Station})
+	ports := r.Plan.Ports
+	if len(ports) == 0 {
+		ports = []plan.Port{{Interface: r.Plan.Interface, Station: r.Plan.Station}}
+	}
+	e := Env{run: r, ID: s.ID, Iface: ports[0].Interface, Station: ports[0].Station, Ports: ports}
+	if port >= 0 {
+		e.Iface, e.Station, e.Ports = ports[port].Interface, ports[port].Station, ports[port:port+1]
+		if r.Plan.Multi() {
+			e.ID = s.ID + "." + e.Iface
+		}
+	}
+	return k.Run(ctx, e)
 }
 
 // Run takes the plan's steps in order and returns the report, written to ReportDir and
@@ -140,6 +155,7 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 	rep.Doctor, rep.MACSource = r.doctor, r.macSource
 	rep.Show = r.show()
 	settle(rep)
+	r.portVerdicts(rep)
 	rep.Seconds = time.Since(start).Seconds()
 	return r.finish(ctx, rep, up)
 }
@@ -159,6 +175,28 @@ func (r *run) runSteps(ctx context.Context, runner *Runner, rep *plan.Report) {
 		}
 	}()
 	rep.Steps, _, rep.Figures = runner.Run(ctx)
+}
+
+// portVerdicts gives a multi-port report its verdict per port: a port fails with the
+// steps that failed on it and the board's steps that concern it.
+func (r *run) portVerdicts(rep *plan.Report) {
+	if !r.Plan.Multi() {
+		return
+	}
+	rep.Ports = nil
+	for _, port := range r.Plan.Ports {
+		pr := plan.PortReport{Interface: port.Interface, Verdict: "PASS", Failed: []string{}}
+		pr.MAC, _ = nic.ReadFile(r.Root, filepath.Join("sys/class/net", port.Interface, "address"))
+		for _, st := range rep.Steps {
+			if !st.Pass && st.Concerns(port.Interface) {
+				pr.Failed = append(pr.Failed, strings.TrimSuffix(st.ID, "."+port.Interface))
+			}
+		}
+		if len(pr.Failed) > 0 {
+			pr.Verdict = "FAIL"
+		}
+		rep.Ports = append(rep.Ports, pr)
+	}
 }
 
 // settle makes the report one that can be written: a figure that is not a finite
@@ -234,7 +272,17 @@ func (r *run) header(ctx context.Context, start time.Time) (*plan.Report, error)
 	rep.ID = fmt.Sprintf("%s-%s-%s", sanitizeID(rep.Serial), rep.Started.Format("20060102T150405.000Z"), bootID(r.Root))
 	fmt.Fprintf(r.Console, "linerate validate: plan %s (%s), board %s, serial %s, %s %s, %d steps, budget %v\n",
 		p.Name, p.Source, rep.Board, rep.Serial, p.Interface, orDash(rep.MAC), len(p.Steps), p.Budget.D())
-	r.counters, _ = errorCounters(r.Root, r.API, p.Interface)
+	r.counters = map[string]map[string]uint64{}
+	for _, port := range p.Ports {
+		r.counters[port.Interface], _ = errorCounters(r.Root, r.API, port.Interface)
+	}
+	if p.Multi() {
+		var names []string
+		for _, port := range p.Ports {
+			names = append(names, port.Interface)
+		}
+		fmt.Fprintf(r.Console, "linerate validate: %d ports: %s\n", len(names), strings.Join(names, ", "))
+	}
 	return rep, nil
 }
 
@@ -356,6 +404,7 @@ func (r *run) offer(ctx context.Context, rep *plan.Report, up *Uploader, body []
 	fmt.Fprintf(r.Console, "linerate validate: the station refused report %s: %v\n", rep.ID, err)
 	rep.Steps = append(rep.Steps, plan.StepResult{ID: id, Type: "station", Summary: "the station refused the report", Reason: err.Error()})
 	settle(rep)
+	r.portVerdicts(rep)
 	if b, jerr := json.MarshalIndent(rep, "", "  "); jerr == nil {
 		body = b
 	}

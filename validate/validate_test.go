@@ -25,8 +25,13 @@ func TestBuiltinPlansParse(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		if len(p.Steps) == 0 || p.Station.Address == "" {
+		if len(p.Steps) == 0 || len(p.Ports) == 0 || p.Ports[0].Interface != p.Interface {
 			t.Errorf("%s: %+v", name, p)
+		}
+		for _, port := range p.Ports {
+			if port.Station.Address == "" {
+				t.Errorf("%s: port %s has no station", name, port.Interface)
+			}
 		}
 	}
 	if len(BuiltinNames()) < 3 {
@@ -180,9 +185,12 @@ func testPlan(t *testing.T, budget time.Duration, steps ...plan.Step) *plan.Plan
 	return &plan.Plan{Name: "t", Budget: plan.Duration(budget), Steps: steps}
 }
 
+// fakeStep is a fake step for the runner.
+type fakeStep func(ctx context.Context, s *plan.Step) (Outcome, error)
+
 // byType runs each step with the function of its type: fake steps for the runner.
-func byType(fns map[string]StepFunc) StepFunc {
-	return func(ctx context.Context, s *plan.Step) (Outcome, error) { return fns[s.Type](ctx, s) }
+func byType(fns map[string]fakeStep) StepFunc {
+	return func(ctx context.Context, s *plan.Step, _ int) (Outcome, error) { return fns[s.Type](ctx, s) }
 }
 
 func TestRunner(t *testing.T) {
@@ -195,7 +203,7 @@ func TestRunner(t *testing.T) {
 		plan.Step{ID: "gone", Type: "frames"},
 		plan.Step{ID: "panic", Type: "counters"},
 	)
-	r := &Runner{Plan: p, Console: &console, Grace: 200 * time.Millisecond, Do: byType(map[string]StepFunc{
+	r := &Runner{Plan: p, Console: &console, Grace: 200 * time.Millisecond, Do: byType(map[string]fakeStep{
 		"link": func(context.Context, *plan.Step) (Outcome, error) {
 			return Outcome{Pass: true, Summary: "1000 Mbit/s", Figures: map[string]float64{"speed_mbps": 1000}}, nil
 		},
@@ -238,7 +246,7 @@ func TestRunner(t *testing.T) {
 	// The budget: steps after it ran out fail without running.
 	ran := 0
 	p = testPlan(t, 150*time.Millisecond, plan.Step{ID: "a", Type: "tune", Timeout: plan.Duration(time.Second)}, plan.Step{ID: "b", Type: "link"})
-	r = &Runner{Plan: p, Grace: 100 * time.Millisecond, Do: byType(map[string]StepFunc{
+	r = &Runner{Plan: p, Grace: 100 * time.Millisecond, Do: byType(map[string]fakeStep{
 		"tune": func(ctx context.Context, _ *plan.Step) (Outcome, error) { <-ctx.Done(); return Outcome{}, nil },
 		"link": func(context.Context, *plan.Step) (Outcome, error) { ran++; return Outcome{Pass: true}, nil },
 	})}
@@ -395,7 +403,7 @@ func TestRunnerRetry(t *testing.T) {
 	var console strings.Builder
 	var started []string
 	p := testPlan(t, time.Minute, plan.Step{ID: "flaky", Type: "link", Retry: 2}, plan.Step{ID: "broken", Type: "doctor", Retry: 1}, plan.Step{ID: "once", Type: "tune"})
-	r := &Runner{Plan: p, Console: &console, Started: func(i int, s *plan.Step) { started = append(started, fmt.Sprint(i, s.ID)) }, Do: func(ctx context.Context, s *plan.Step) (Outcome, error) {
+	r := &Runner{Plan: p, Console: &console, Started: func(i int, s *plan.Step) { started = append(started, fmt.Sprint(i, s.ID)) }, Do: func(ctx context.Context, s *plan.Step, _ int) (Outcome, error) {
 		tries[s.ID]++
 		if s.ID == "flaky" && tries[s.ID] == 3 {
 			return Outcome{Pass: true, Summary: "third time"}, nil

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"strings"
 	"time"
 
 	"github.com/zynqnet/linerate/internal/cli"
@@ -34,8 +35,8 @@ station. It runs until stopped (Ctrl-C, SIGTERM) or --duration.`,
 			c := station.Config{}
 			fs.StringVar(&c.Listen, "listen", ":8080", "HTTP address `ADDR:PORT`")
 			fs.StringVar(&c.Data, "data", "/var/lib/linerate-station", "where the bbolt store lives: `DIR`")
-			ip3 := fs.String("iperf3", ":5201", "the iperf3 server's `ADDR:PORT`, or off")
-			reflect := fs.String("reflect", "", "reflect the boards' test frames on this `IFACE` (default: none)")
+			ip3 := fs.String("iperf3", ":5201", "the iperf3 servers' `ADDR:PORT[,ADDR:PORT...]` (one per port of a multi-port board), or off")
+			reflect := fs.String("reflect", "", "reflect the boards' test frames on these `IFACE[,IFACE...]` (default: none)")
 			duration := fs.Duration("duration", 0, "stop after this long (default: run until stopped)")
 			fs.StringVar(&c.Tokens, "tokens", "", "POST takes only the bearer tokens in `FILE` (lines \"TOKEN NAME\", '#' comments); a report records its token's name and the address it came from; without it anyone on the network may post")
 			fs.StringVar(&c.ReadTokens, "read-tokens", "", "the page and the API need one of the tokens in `FILE` (or a --tokens one)")
@@ -71,17 +72,22 @@ func runStation(ctx context.Context, c station.Config, ip3, reflect string, dura
 		defer cancel()
 	}
 	g, ctx := errgroup.WithContext(ctx)
-	if ip3 != "off" && ip3 != "" {
-		host, port, err := iperf3.ParseListen(ip3)
+	// A server and a reflector for each port of the boards' plans (a multi-port board
+	// measures all its ports at once).
+	for _, a := range strings.Split(ip3, ",") {
+		if a == "off" || a == "" {
+			continue
+		}
+		host, port, err := iperf3.ParseListen(a)
 		if err != nil {
 			return usageError("--iperf3 %v, or off", err)
 		}
 		s := &iperf3.Server{Addr: host, Port: port, Version: version, Log: c.Log}
 		g.Go(func() error { return quiet(ctx, "iperf3 server", s.ListenAndServe(ctx)) })
-		c.Log.Printf("iperf3 server on %s", ip3)
+		c.Log.Printf("iperf3 server on %s", a)
 	}
-	if reflect != "" {
-		r, err := engine.OpenReflector("/", reflect, 0)
+	for _, name := range strings.FieldsFunc(reflect, func(r rune) bool { return r == ',' }) {
+		r, err := engine.OpenReflector("/", name, 0)
 		if err != nil {
 			return err
 		}

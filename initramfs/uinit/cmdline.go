@@ -32,6 +32,15 @@ type Config struct {
 	// Prompt "serial": the validate job asks the operator for the board's serial at
 	// the console (linerate.prompt=serial).
 	Prompt string
+	// Ports are the board's other ports a multi-port plan tests, each addressed
+	// (linerate.ports=eth1:ADDR/LEN,eth2:ADDR/LEN).
+	Ports []PortConfig
+}
+
+// PortConfig is one more port to bring up and address.
+type PortConfig struct {
+	Iface  string
+	Prefix netip.Prefix
 }
 
 // Jobs the image knows.
@@ -138,6 +147,18 @@ func ParseCmdline(s string) (Config, []Problem) {
 			c.Station = v
 		case "token":
 			c.Token = v
+		case "ports":
+			c.Ports = nil
+			for _, p := range strings.Split(v, ",") {
+				name, addr, ok := strings.Cut(p, ":")
+				pfx, err := netip.ParsePrefix(addr)
+				if !ok || err != nil || name == "" || len(name) > 15 || strings.ContainsAny(name, "/ ") {
+					probs = append(probs, Problem{key, fmt.Sprintf("%q: want IFACE:ADDR/LEN[,IFACE:ADDR/LEN...] (eth1:198.18.6.2/24)", p)})
+					c.Ports = nil
+					break
+				}
+				c.Ports = append(c.Ports, PortConfig{name, pfx})
+			}
 		case "fixture":
 			if len(v) > 64 || strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
 				probs = append(probs, Problem{key, fmt.Sprintf("%q: want up to 64 letters, digits, '.', '_' or '-'", v)})
@@ -155,7 +176,7 @@ func ParseCmdline(s string) (Config, []Problem) {
 				probs = append(probs, Problem{key, fmt.Sprintf("%q: want up to 64 letters, digits, '.', '_' or '-'", v)})
 			}
 		default:
-			probs = append(probs, Problem{key, "unknown parameter (known: iface, ip, peer, run, after, profile, plan, station, token, serial, fixture, prompt)"})
+			probs = append(probs, Problem{key, "unknown parameter (known: iface, ip, peer, run, after, profile, plan, station, token, serial, fixture, prompt, ports)"})
 		}
 	}
 	// What the job needs.

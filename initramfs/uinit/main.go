@@ -58,6 +58,13 @@ func main() {
 			cfg.Run, cfg.After = "shell", "shell"
 		}
 	}
+	// The other ports of a multi-port plan: up, addressed; one that fails is said, and
+	// the plan fails that port.
+	for _, p := range cfg.Ports {
+		if err := configure(Config{IP: "static", Prefix: p.Prefix}, p.Iface); err != nil {
+			say("%s: %v", p.Iface, err)
+		}
+	}
 	// Kernel messages would land in the middle of the job's output on the serial console
 	// (a late probe on the ZCU102 split an iperf3 JSON line): only emergencies reach the
 	// console while the job runs, as dmesg -n 1; the kernel log stays in dmesg.
