@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/zynqnet/linerate/internal/readall"
@@ -57,28 +58,97 @@ func StationTLS(caFile string) (*tls.Config, error) {
 }
 
 // ReadToken reads a bearer token from where spec says: @NAME an environment variable,
-// anything else a file (its first line); "" is no token.
+// anything else a file; "" is no token. A token is a secret, so the file must be a
+// regular file that neither its group nor others may read (as ssh holds its keys: a
+// plan naming /etc/shadow or a shared file must not send its first line out), hold
+// one line (a trailing newline allowed) of at most MaxTokenLen characters of RFC 6750's
+// token alphabet: A-Z a-z 0-9 - . _ ~ + / and trailing '='.
 func ReadToken(spec string) (string, error) {
 	if spec == "" {
 		return "", nil
 	}
 	var tok string
 	if name, ok := strings.CutPrefix(spec, "@"); ok {
-		tok = os.Getenv(name)
+		tok = strings.TrimSpace(os.Getenv(name))
 		if tok == "" {
 			return "", fmt.Errorf("station token %s: the environment variable %s is empty or unset", spec, name)
 		}
 	} else {
-		b, err := os.ReadFile(spec)
+		b, err := readTokenFile(spec)
 		if err != nil {
 			return "", fmt.Errorf("station token: %w", err)
 		}
-		tok, _, _ = strings.Cut(string(b), "\n")
+		tok = strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+		if strings.ContainsAny(tok, "\r\n") {
+			return "", fmt.Errorf("station token %s: the file holds more than one line; put the token alone in it", spec)
+		}
 	}
-	if tok = strings.TrimSpace(tok); tok == "" || strings.ContainsAny(tok, " \t\r\x00") {
-		return "", fmt.Errorf("station token %s: want one token, no blanks", spec)
+	if err := checkToken(tok); err != nil {
+		return "", fmt.Errorf("station token %s: %v", spec, err)
 	}
 	return tok, nil
+}
+
+// MaxTokenLen bounds a bearer token: the station's are 32-64 characters.
+const MaxTokenLen = 512
+
+func readTokenFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO must not hold the run
+
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s): put the token in a file of its own", path, fi.Mode().Type())
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return nil, fmt.Errorf("%s may be read by its group or others (mode %04o): a token file must be private; chmod 600 %s", path, perm, path)
+	}
+	b, err := readall.Limit(f, MaxTokenLen+2)
+	if err != nil {
+		return nil, fmt.Errorf("%s: longer than a token (%d characters at most): %w", path, MaxTokenLen, err)
+	}
+	return b, nil
+}
+
+// checkToken holds a token to RFC 6750's b64token: 1*( ALPHA / DIGIT / "-" / "." / "_" /
+// "~" / "+" / "/" ) *"=".
+func checkToken(tok string) error {
+	if tok == "" || len(tok) > MaxTokenLen {
+		return fmt.Errorf("want one token of 1..%d characters", MaxTokenLen)
+	}
+	body := strings.TrimRight(tok, "=")
+	if body == "" {
+		return fmt.Errorf("want a token of A-Z a-z 0-9 - . _ ~ + / (and trailing =)")
+	}
+	for i, c := range body {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-._~+/", c)) {
+			return fmt.Errorf("character %d (%q) is not of a token: want A-Z a-z 0-9 - . _ ~ + / (and trailing =), no blanks", i+1, c)
+		}
+	}
+	return nil
+}
+
+// CheckTokenTransport refuses to send a token over anything but https unless the
+// operator said so on the command line (insecure): on plain http anyone on the line's
+// network reads it, and with it posts reports as this station's boards.
+func CheckTokenTransport(token, reportURL string, insecure bool) error {
+	if token == "" || reportURL == "" || insecure {
+		return nil
+	}
+	u, err := url.Parse(reportURL)
+	if err != nil {
+		return fmt.Errorf("station URL %q: %v", reportURL, err)
+	}
+	if u.Scheme != "https" {
+		return fmt.Errorf("the station token goes only over https, and the station is %s: run the station with --tls-cert/--tls-key and give an https:// URL, or pass --insecure-token to send it in the clear", u.Redacted())
+	}
+	return nil
 }
 
 // Markers around a report printed on the console, for a serial logger to keep it.

@@ -43,6 +43,8 @@ type Validation struct {
 	// StationURL overrides the plan's station.report_url; StationToken is the bearer
 	// token its POSTs carry ("": none).
 	StationURL, StationToken string
+	// InsecureToken lets the token go over plain http (by default only over https).
+	InsecureToken bool
 	// StationTLS checks an https station (nil: the system's roots).
 	StationTLS *tls.Config
 	// Serial overrides the board's serial (device tree, SoC, else from the MAC).
@@ -135,6 +137,9 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 		if err := plan.CheckName(v.Fixture); err != nil {
 			return nil, badinput.Errorf("--fixture %q: %v", v.Fixture, err)
 		}
+	}
+	if err := CheckTokenTransport(v.StationToken, cmp.Or(v.StationURL, v.Plan.Station.ReportURL), v.InsecureToken); err != nil {
+		return nil, badinput.Errorf("%v", err)
 	}
 	r := &run{Validation: v}
 	start := time.Now()

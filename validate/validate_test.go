@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -351,22 +352,67 @@ func TestSweepStepDefaults(t *testing.T) {
 func TestStationToken(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "token")
-	os.WriteFile(f, []byte("0123456789abcdef0123456789abcdef\n# a comment line after\n"), 0o600)
+	os.WriteFile(f, []byte("0123456789abcdef0123456789abcdef\n"), 0o600)
 	t.Setenv("LR_TEST_TOKEN", " fedcba9876543210 ")
+	t.Setenv("LR_TEST_BAD", "tok\x1b[2Jen")
+	write := func(name, content string, perm os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), perm); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(p, perm) // beside the umask
+		return p
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ spec, want, err string }{
 		{f, "0123456789abcdef0123456789abcdef", ""},
+		{write("b64", "YWJj+/de-_.~==\r\n", 0o400), "YWJj+/de-_.~==", ""},
 		{"@LR_TEST_TOKEN", "fedcba9876543210", ""},
 		{"@LR_TEST_UNSET", "", "LR_TEST_UNSET is empty or unset"},
+		{"@LR_TEST_BAD", "", "is not of a token"},
 		{filepath.Join(dir, "none"), "", "no such file"},
+		// /etc/shadow's first line, or any file others may read, is never sent.
+		{write("shadow", "root:$y$j9T$abc:19000:0:99999:7:::\n", 0o640), "", "chmod 600"},
+		{write("world", "0123456789abcdef\n", 0o644), "", "mode 0644"},
+		{write("lines", "0123456789abcdef\n# a comment\n", 0o600), "", "more than one line"},
+		{write("blank", "two words\n", 0o600), "", "no blanks"},
+		{write("empty", "\n", 0o600), "", "1..512"},
+		{write("long", strings.Repeat("a", 600), 0o600), "", "longer than a token"},
+		{write("equals", "==", 0o600), "", "want a token"},
+		{fifo, "", "not a regular file"},
+		{dir, "", "not a regular file"},
 	} {
 		got, err := ReadToken(c.spec)
 		if got != c.want || (c.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.err) {
 			t.Errorf("%s: %q %v, want %q %q", c.spec, got, err, c.want, c.err)
 		}
 	}
-	os.WriteFile(f, []byte("two words\n"), 0o600)
-	if _, err := ReadToken(f); err == nil {
-		t.Error("a token with a blank taken")
+	// The token goes only over https unless the operator says otherwise.
+	for _, c := range []struct {
+		tok, url string
+		insecure bool
+		err      string
+	}{
+		{"tok", "https://station:8443/api/reports", false, ""},
+		{"tok", "http://station:8080/api/reports", false, "--insecure-token"},
+		{"tok", "HTTP://station:8080/api/reports", false, "--insecure-token"},
+		{"tok", "http://station:8080/api/reports", true, ""},
+		{"", "http://station:8080/api/reports", false, ""},
+		{"tok", "", false, ""},
+	} {
+		if err := CheckTokenTransport(c.tok, c.url, c.insecure); (c.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%q over %s (insecure %v): %v, want %q", c.tok, c.url, c.insecure, err, c.err)
+		}
+	}
+	p, err := Parse([]byte("station:\n  report_url: http://198.18.5.1:8080/api/reports\nsteps:\n  - id: link\n    type: link\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&Validation{Plan: p, StationToken: "tok", ReportDir: dir}).Run(context.Background()); err == nil || !strings.Contains(err.Error(), "only over https") {
+		t.Errorf("a token to an http station: %v", err)
 	}
 	var auth []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -34,6 +34,7 @@ a built-in plan: ` + strings.Join(validate.BuiltinNames(), ", ") + `.`,
 			fs.StringVar(&v.ReportDir, "report-dir", "", "where reports go: `DIR` (default /var/lib/linerate/reports, or /run/linerate/reports on a read-only root)")
 			fs.StringVar(&v.StationURL, "station", "", "the station's report `URL` (default: the plan's station.report_url)")
 			token := fs.String("station-token", "", "the station's bearer token (station --tokens): a `FILE|@NAME` (a file, or an environment variable; default: the plan's station.token)")
+			fs.BoolVar(&v.InsecureToken, "insecure-token", false, "send the station token over plain http too (by default it goes only over https: on http anyone on the line's network reads it)")
 			ca := fs.String("station-ca", "", "the CA certificate `FILE` (PEM) an https station's certificate is checked against (default: the system's roots)")
 			fs.StringVar(&v.Serial, "serial", "", "the board's serial number (default: the device tree's serial-number, the SoC's, else one made from the MAC)")
 			fs.BoolVar(&v.AskSerial, "ask-serial", false, "ask for the serial on the console (a barcode scanner types it), again until it matches the plan's serial_pattern")
@@ -49,7 +50,6 @@ a built-in plan: ` + strings.Join(validate.BuiltinNames(), ", ") + `.`,
 				if v.Plan, err = validate.Load(name); err != nil {
 					return err
 				}
-
 				if v.StationToken, err = validate.ReadToken(cmp.Or(*token, v.Plan.Station.Token)); err != nil {
 					return usageError("--station-token or the plan's station.token: %v", err)
 				}

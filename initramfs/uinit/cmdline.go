@@ -18,6 +18,7 @@ import (
 //	linerate.plan=NAME|FILE    the factory plan the validate job runs (qemu-zc702, zc702, ...)
 //	linerate.station=URL       where validate POSTs its report (default: the plan's)
 //	linerate.token=TOKEN       the station's bearer token for the report (station --tokens)
+//	linerate.insecure_token=1  send that token over plain http too (validate --insecure-token)
 type Config struct {
 	Iface   string
 	IP      string // "" none, "dhcp", or a prefix
@@ -29,6 +30,8 @@ type Config struct {
 	Plan    string
 	Station string
 	Token   string // the station's bearer token (linerate.token=)
+	// InsecureToken lets the token go to an http:// station (linerate.insecure_token=1).
+	InsecureToken bool
 	// Prompt "serial": the validate job asks the operator for the board's serial at
 	// the console (linerate.prompt=serial).
 	Prompt string
@@ -147,6 +150,12 @@ func ParseCmdline(s string) (Config, []Problem) {
 			c.Station = v
 		case "token":
 			c.Token = v
+		case "insecure_token":
+			if v != "1" && v != "0" {
+				probs = append(probs, Problem{key, fmt.Sprintf("%q: want 1 (send the token over http too) or 0", v)})
+				continue
+			}
+			c.InsecureToken = v == "1"
 		case "ports":
 			c.Ports = nil
 			for _, p := range strings.Split(v, ",") {

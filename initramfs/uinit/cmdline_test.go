@@ -10,8 +10,8 @@ func TestParseCmdline(t *testing.T) {
 	if len(probs) != 0 || c.Run != "demo" || c.After != "reboot" || c.Prefix.String() != "198.18.5.2/24" || c.Peer.String() != "198.18.5.1" || c.Profile != "zc702" {
 		t.Errorf("cfg %+v, problems %v", c, probs)
 	}
-	c, probs = ParseCmdline("linerate.run=validate linerate.ip=dhcp linerate.plan=qemu-zc702 linerate.station=http://198.18.5.1:8080/api/reports linerate.token=0123456789abcdef")
-	if len(probs) != 0 || c.Run != "validate" || c.Plan != "qemu-zc702" || c.Station != "http://198.18.5.1:8080/api/reports" || c.Token != "0123456789abcdef" {
+	c, probs = ParseCmdline("linerate.run=validate linerate.ip=dhcp linerate.plan=qemu-zc702 linerate.station=http://198.18.5.1:8080/api/reports linerate.token=0123456789abcdef linerate.insecure_token=1")
+	if len(probs) != 0 || c.Run != "validate" || c.Plan != "qemu-zc702" || c.Station != "http://198.18.5.1:8080/api/reports" || c.Token != "0123456789abcdef" || !c.InsecureToken {
 		t.Errorf("validate: %+v %v", c, probs)
 	}
 	if c, probs = ParseCmdline("linerate.serial=ZC702-0042_b.1 linerate.fixture=bench-3 linerate.prompt=serial linerate.ports=eth1:198.18.6.2/24,eth2:198.18.7.2/24"); len(probs) != 0 || c.Prompt != "serial" ||
@@ -27,6 +27,7 @@ func TestParseCmdline(t *testing.T) {
 		{"linerate.run=e2e linerate.peer=198.18.5.1", "linerate.ip: job e2e needs an address"},
 		{"linerate.ip=10.0.0.5", `linerate.ip: "10.0.0.5" is neither dhcp nor ADDR/LEN`},
 		{"linerate.run=fly", `linerate.run: unknown job "fly"`},
+		{"linerate.insecure_token=yes", `linerate.insecure_token: "yes": want 1`},
 		{"linerate.after=explode", `linerate.after: "explode": want shell, poweroff or reboot`},
 		{"linerate.peer=", "linerate.peer: has no value"},
 		{"linerate.colour=blue", "linerate.colour: unknown parameter"},

@@ -236,6 +236,9 @@ func runJob(cfg Config, iface string) int {
 			// not the token.
 			os.Setenv("LINERATE_STATION_TOKEN", cfg.Token)
 			args = append(args, "--station-token", "@LINERATE_STATION_TOKEN")
+			if cfg.InsecureToken {
+				args = append(args, "--insecure-token")
+			}
 		}
 		if cfg.Prompt == "serial" {
 			// The operator (or a barcode scanner) types the serial at the console.

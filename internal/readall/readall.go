@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 )
 
 // TooLarge is an input above its bound.
@@ -31,7 +32,8 @@ func Limit(r io.Reader, max int64) ([]byte, error) {
 // File reads a regular file of at most max bytes. A device, FIFO or directory is refused
 // by name: reading one could block or never end.
 func File(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
+	// Opened without blocking: a FIFO with no writer would hold a plain open forever.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
