@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // SchemaVersion of the JSON report; the station refuses newer ones.
@@ -239,4 +240,51 @@ func (r *Report) JUnit() ([]byte, error) {
 		return nil, err
 	}
 	return append([]byte(xml.Header), append(b, '\n')...), nil
+}
+
+// MaxLongText bounds a step's summary and reason, and a string in its detail: what a
+// station stores and shows in one line of a page.
+const MaxLongText = 4096
+
+// OneLine is s as a report's one-line text holds it: control characters (a newline of
+// a tool's error, an escape sequence read off a device) as blanks, invalid UTF-8 as
+// U+FFFD, at most MaxLongText bytes cut at a character boundary. The station refuses
+// text that is not so.
+func OneLine(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) > MaxLongText {
+		cut := MaxLongText
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+	}
+	return s
+}
+
+// IsControl is a character a report's text does not hold: C0 and C1 controls, DEL and
+// the Unicode line and paragraph separators (each would forge a line of a log).
+func IsControl(r rune) bool {
+	return r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == 0x2028 || r == 0x2029
+}
+
+// Tidy makes every step's text (summary, reason, type, port, its attempts') one line
+// the station takes (OneLine).
+func (r *Report) Tidy() {
+	var tidy func(s *StepResult)
+	tidy = func(s *StepResult) {
+		s.Summary, s.Reason, s.Type, s.Port = OneLine(s.Summary), OneLine(s.Reason), OneLine(s.Type), OneLine(s.Port)
+		for i := range s.Attempts {
+			tidy(&s.Attempts[i])
+		}
+	}
+	for i := range r.Steps {
+		tidy(&r.Steps[i])
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func sampleReport() *Report {
@@ -114,5 +115,20 @@ func TestStepJSON(t *testing.T) {
 	empty, _ := json.Marshal(Step{ID: "c", Type: "counters", Params: &fakeParams{}})
 	if string(empty) != `{"id":"c","type":"counters"}` {
 		t.Errorf("a step without fields: %s", empty)
+	}
+}
+
+// TestTidy: what a board puts in a step's text is one line the station takes: control
+// characters blanked, invalid UTF-8 replaced, cut at MaxLongText on a character.
+func TestTidy(t *testing.T) {
+	r := &Report{Steps: []StepResult{{ID: "a", Type: "tcp\r", Summary: "iperf3: error\nline 2\x1b[2J", Reason: "bad \xff byte\u2028",
+		Attempts: []StepResult{{ID: "a", Summary: "\x07bell"}}}, {ID: "b", Summary: strings.Repeat("é", MaxLongText)}}}
+	r.Tidy()
+	s := r.Steps[0]
+	if s.Type != "tcp " || s.Summary != "iperf3: error line 2 [2J" || s.Reason != "bad \uFFFD byte " || s.Attempts[0].Summary != " bell" {
+		t.Errorf("tidied: %q %q %q %q", s.Type, s.Summary, s.Reason, s.Attempts[0].Summary)
+	}
+	if b := r.Steps[1].Summary; len(b) > MaxLongText || !utf8.ValidString(b) || len(b) < MaxLongText-1 {
+		t.Errorf("cut: %d bytes, valid %v", len(b), utf8.ValidString(b))
 	}
 }

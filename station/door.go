@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/zynqnet/linerate/plan"
 )
@@ -55,7 +56,143 @@ func SafeID(id string) bool {
 
 // plain is text without control characters (a newline would forge a log line).
 func plain(s string) bool {
-	return !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029 })
+	return !strings.ContainsFunc(s, plan.IsControl)
+}
+
+// MaxDetail bounds a step's detail (a sweep's curve, the PHY's events) and MaxDepth the
+// nesting of a report's JSON.
+const (
+	MaxDetail = 1 << 20
+	MaxDepth  = 32
+)
+
+// strictJSON holds a body to what encoding/json lets pass silently: invalid UTF-8 (it
+// becomes U+FFFD), a key given twice in one object (the last one wins, so a reader of
+// the stored body and the station can see two different reports), and nesting deeper
+// than MaxDepth.
+func strictJSON(body []byte) error {
+	if !utf8.Valid(body) {
+		i := 0
+		for i < len(body) {
+			r, n := utf8.DecodeRune(body[i:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			i += n
+		}
+		return fmt.Errorf("invalid UTF-8 at byte %d", i)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	type level struct {
+		keys  map[string]bool // nil: an array
+		inKey bool            // an object's next token is a key
+	}
+	var stack []level
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return err // EOF included: an empty body is no report
+		}
+		top := len(stack) - 1
+		if top >= 0 && stack[top].keys != nil {
+			if stack[top].inKey {
+				if k, ok := tok.(string); ok {
+					if stack[top].keys[k] {
+						return fmt.Errorf("key %q given twice in one object (before byte %d)", k, dec.InputOffset())
+					}
+					stack[top].keys[k] = true
+					stack[top].inKey = false
+					continue
+				}
+			} else {
+				stack[top].inKey = true
+			}
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			if len(stack) >= MaxDepth {
+				return fmt.Errorf("nested deeper than %d levels", MaxDepth)
+			}
+			l := level{}
+			if tok == json.Delim('{') {
+				l = level{keys: map[string]bool{}, inKey: true}
+			}
+			stack = append(stack, l)
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if n := len(stack) - 1; n >= 0 && stack[n].keys != nil {
+				stack[n].inKey = true
+			}
+		}
+		if len(stack) == 0 {
+			return nil // the first document (what follows it is the decoder's to refuse)
+		}
+	}
+}
+
+// checkStepText holds a step's texts (and its earlier attempts') to the report's rules:
+// a type and port of at most MaxText, a summary and reason of at most plan.MaxLongText,
+// none with a control character; a detail of at most MaxDetail whose strings hold none
+// but newline and tab (keys none at all).
+func checkStepText(s *plan.StepResult) error {
+	for name, v := range map[string]string{"type": s.Type, "port": s.Port} {
+		if len(v) > MaxText || !plain(v) {
+			return fmt.Errorf("step %s: %s: want at most %d characters without control characters", s.ID, name, MaxText)
+		}
+	}
+	for name, v := range map[string]string{"summary": s.Summary, "reason": s.Reason} {
+		if len(v) > plan.MaxLongText || !plain(v) {
+			return fmt.Errorf("step %s: %s: want at most %d characters without control characters", s.ID, name, plan.MaxLongText)
+		}
+	}
+	for k := range s.Measured {
+		if len(k) > MaxText || !plain(k) {
+			return fmt.Errorf("step %s: measurement name %.40q: want at most %d characters without control characters", s.ID, k, MaxText)
+		}
+	}
+	if len(s.Detail) > MaxDetail {
+		return fmt.Errorf("step %s: detail of %d bytes, at most %d", s.ID, len(s.Detail), MaxDetail)
+	}
+	if len(s.Detail) > 0 {
+		var d any
+		if err := json.Unmarshal(s.Detail, &d); err != nil {
+			return fmt.Errorf("step %s: detail: %v", s.ID, err)
+		}
+		if err := checkDetail(d); err != nil {
+			return fmt.Errorf("step %s: detail: %v", s.ID, err)
+		}
+	}
+	for i := range s.Attempts {
+		if err := checkStepText(&s.Attempts[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkDetail(v any) error {
+	switch v := v.(type) {
+	case string:
+		if len(v) > plan.MaxLongText || strings.ContainsFunc(v, func(r rune) bool { return r != '\n' && r != '\t' && plan.IsControl(r) }) {
+			return fmt.Errorf("a text %.40q: want at most %d characters without control characters", v, plan.MaxLongText)
+		}
+	case map[string]any:
+		for k, x := range v {
+			if len(k) > MaxText || !plain(k) {
+				return fmt.Errorf("a key %.40q: want at most %d characters without control characters", k, MaxText)
+			}
+			if err := checkDetail(x); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if err := checkDetail(x); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) && math.Abs(x) <= MaxFigure }
@@ -64,6 +201,9 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) && math
 // after it, a known schema, the fields the station needs, bounded sizes, safe ids and
 // text, finite figures, and a verdict and failed list that are what its steps say.
 func DecodeReport(body []byte) (*plan.Report, error) {
+	if err := strictJSON(body); err != nil {
+		return nil, reject(400, "not a report: %v", err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	var r plan.Report
 	if err := dec.Decode(&r); err != nil {
@@ -153,6 +293,9 @@ func checkReport(r *plan.Report) error {
 			return fmt.Errorf("step %s given twice", s.ID)
 		}
 		seen[s.ID] = true
+		if err := checkStepText(&s); err != nil {
+			return err
+		}
 		if len(s.Attempts) > MaxAttempts {
 			return fmt.Errorf("step %s: %d earlier attempts, at most %d", s.ID, len(s.Attempts), MaxAttempts)
 		}

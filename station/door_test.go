@@ -59,6 +59,24 @@ func TestDoor(t *testing.T) {
 		}), 422, "steps: at most"},
 		{"a step twice", mutate("s2", func(r *plan.Report) { r.Steps = append(r.Steps, r.Steps[0]) }), 422, "step link given twice"},
 		{"step id with a space", mutate("s3", func(r *plan.Report) { r.Steps[0].ID = "my link" }), 422, "step id"},
+		{"escape in a summary", mutate("c1", func(r *plan.Report) { r.Steps[0].Summary = "up\x1b[2J\x1b]0;pwned\x07" }), 422, "step link: summary: want"},
+		{"newline in a reason", mutate("c2", func(r *plan.Report) { r.Steps[1].Reason = "slow\nstation: report forged" }), 422, "step tcp-up: reason: want"},
+		{"control in a type", mutate("c3", func(r *plan.Report) { r.Steps[0].Type = "link\r" }), 422, "step link: type: want"},
+		{"C1 control in a port", mutate("c4", func(r *plan.Report) { r.Steps[0].Port = "eth0\u009b" }), 422, "step link: port: want"},
+		{"summary too long", mutate("c5", func(r *plan.Report) { r.Steps[0].Summary = strings.Repeat("x", plan.MaxLongText+1) }), 422, "step link: summary: want"},
+		{"escape in an attempt", mutate("c6", func(r *plan.Report) {
+			r.Steps[1].Attempts = []plan.StepResult{{ID: "tcp-up", Type: "tcp", Summary: "\x1b[31m"}}
+		}), 422, "step tcp-up: summary"},
+		{"escape in a measurement name", mutate("c7", func(r *plan.Report) { r.Steps[1].Measured["a\x1bb"] = 1 }), 422, "measurement name"},
+		{"script in a detail key", mutate("d1", func(r *plan.Report) { r.Steps[0].Detail = json.RawMessage(`{"x\u0000</title><script>":1}`) }), 422, "step link: detail: a key"},
+		{"escape in a detail text", mutate("d2", func(r *plan.Report) { r.Steps[0].Detail = json.RawMessage(`{"a":["ok","\u001b[2J"]}`) }), 422, "step link: detail: a text"},
+		{"detail too large", mutate("d3", func(r *plan.Report) {
+			r.Steps[0].Detail = json.RawMessage(`"` + strings.Repeat("x", MaxDetail) + `"`)
+		}), 422, "detail of"},
+		{"invalid UTF-8", []byte(strings.Replace(string(report("u1", "zc702", "PASS", 1)), `"zc702"`, "\"zc\xff702\"", 1)), 400, "invalid UTF-8 at byte"},
+		{"a key twice", []byte(strings.Replace(string(report("k1", "zc702", "PASS", 1)), `"verdict":"PASS"`, `"verdict":"PASS","verdict":"FAIL"`, 1)), 400, `key "verdict" given twice`},
+		{"a key twice, nested", []byte(strings.Replace(string(report("k2", "zc702", "PASS", 1)), `"pass":true`, `"pass":true,"pass":false`, 1)), 400, `key "pass" given twice`},
+		{"nested too deep", []byte(strings.Replace(string(report("k3", "zc702", "PASS", 1)), `"pass":true`, `"pass":true,"x":`+strings.Repeat("[", 40)+strings.Repeat("]", 40), 1)), 400, "nested deeper than"},
 		{"trailing ]", append(report("t1", "zc702", "PASS", 1), ']'), 400, "data after the JSON document"},
 		{"trailing garbage", append(report("t2", "zc702", "PASS", 1), []byte("\n\nxyz")...), 400, "data after the JSON document"},
 	} {
@@ -69,6 +87,13 @@ func TestDoor(t *testing.T) {
 	}
 	if _, list := get(t, hs.URL+"/api/reports"); strings.TrimSpace(list) != "[]" {
 		t.Errorf("refused reports were stored: %s", list)
+	}
+	// The same key in two objects is fine, and so are a newline and a tab in a detail's
+	// text (a tool's output kept whole).
+	if code, msg := post(t, hs.URL, mutate("ok2", func(r *plan.Report) {
+		r.Steps[0].Detail = json.RawMessage(`{"a":{"pass":1},"b":{"pass":2},"out":"line 1\n\tline 2"}`)
+	})); code != 201 {
+		t.Errorf("a detail with the same key in two objects: %d %s", code, msg)
 	}
 	// Trailing white space is fine.
 	if code, msg := post(t, hs.URL, append(report("w1", "zc702", "PASS", 1), []byte(" \n")...)); code != 201 {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/zynqnet/linerate/curve"
 	"github.com/zynqnet/linerate/plan"
@@ -172,6 +173,7 @@ func TestStation(t *testing.T) {
 func FuzzDecodeReport(f *testing.F) {
 	f.Add(report("a", "zc702", "PASS", 900))
 	f.Add([]byte(`{"schema_version":1}`))
+	f.Add(mutate("d", func(r *plan.Report) { r.Steps[0].Detail = json.RawMessage(`{"a":{"b":["c\n"]}}`) }))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := DecodeReport(b)
 		if err != nil {
@@ -179,6 +181,16 @@ func FuzzDecodeReport(f *testing.F) {
 		}
 		if r.Check() != nil || r.ID == "" {
 			t.Fatal("DecodeReport returned an unchecked report")
+		}
+		// What it takes is valid UTF-8, and no step's text can drive a terminal or forge
+		// a log line.
+		if !utf8.Valid(b) {
+			t.Fatal("invalid UTF-8 taken")
+		}
+		for _, s := range r.Steps {
+			if !plain(s.Summary + s.Reason + s.Type + s.Port) {
+				t.Fatalf("a control character taken in step %s", s.ID)
+			}
 		}
 		if _, err := r.JUnit(); err != nil {
 			t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zynqnet/linerate/internal/atomicfile"
 	"github.com/zynqnet/linerate/internal/readall"
 	"github.com/zynqnet/linerate/plan"
 )
@@ -160,6 +161,9 @@ const (
 // The station's answers are read this far, no further: a reason fits in a few lines.
 const (
 	maxAnswerBytes = 64 << 10
+	// maxReportBytes bounds a spooled report read back: the station takes at most
+	// 4 MiB (station.MaxReportBytes), so a larger file is not one of ours.
+	maxReportBytes = 4 << 20
 	maxHeaderBytes = 64 << 10
 )
 
@@ -288,7 +292,7 @@ func (u *Uploader) Deliver(ctx context.Context, id string, body []byte) error {
 			printed = true
 		}
 		if final {
-			return fmt.Errorf("the station refused report %s: %w (kept in %s)", id, perr, p)
+			return fmt.Errorf("the station refused report %s for good: %w (%s)", id, perr, u.refuse(p, perr))
 		}
 		if time.Now().Add(backoff).After(deadline) || ctx.Err() != nil {
 			return fmt.Errorf("station unreachable for %v: report %s kept in %s and printed on the console: %w", u.Window, id, p, perr)
@@ -310,14 +314,17 @@ func (u *Uploader) print(id string, body []byte) {
 }
 
 // Flush sends every spooled report, oldest first, once each; it returns how many the
-// station took. Reports it cannot send stay in the spool.
-func (u *Uploader) Flush(ctx context.Context) (int, error) {
+// station took and the ids of those it refused for good, which move to the spool's
+// refused/ folder with the station's reason beside them, so one report the station will
+// never take does not hold back the ones after it. A station that cannot be reached
+// leaves the rest spooled (err).
+func (u *Uploader) Flush(ctx context.Context) (delivered int, refused []string, err error) {
 	ents, err := os.ReadDir(u.SpoolDir)
 	if err != nil {
 		if os.IsNotExist(err) {
-			return 0, nil
+			return 0, nil, nil
 		}
-		return 0, err
+		return 0, nil, err
 	}
 	type item struct {
 		path string
@@ -325,7 +332,7 @@ func (u *Uploader) Flush(ctx context.Context) (int, error) {
 	}
 	var items []item
 	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".json") {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
 		if fi, err := e.Info(); err == nil {
@@ -333,19 +340,44 @@ func (u *Uploader) Flush(ctx context.Context) (int, error) {
 		}
 	}
 	sort.Slice(items, func(i, j int) bool { return items[i].mod.Before(items[j].mod) })
-	n := 0
 	for _, it := range items {
-		body, err := os.ReadFile(it.path)
+		body, err := readall.File(it.path, maxReportBytes)
 		if err != nil {
+			u.say("spool: %v: moved aside", err)
+			u.refuse(it.path, err)
 			continue
 		}
-		if _, err := u.post(ctx, body); err != nil {
-			return n, err
+		final, err := u.post(ctx, body)
+		switch {
+		case err == nil:
+			os.Remove(it.path)
+			delivered++
+		case final:
+			u.say("spool: the station refused %s for good: %v (%s)", filepath.Base(it.path), err, u.refuse(it.path, err))
+			refused = append(refused, strings.TrimSuffix(filepath.Base(it.path), ".json"))
+		default:
+			return delivered, refused, err
 		}
-		os.Remove(it.path)
-		n++
 	}
-	return n, nil
+	return delivered, refused, nil
+}
+
+// refuse moves a spooled report the station will never take to the spool's refused/
+// folder, its reason in a .reason file beside it, and says where it is.
+func (u *Uploader) refuse(p string, reason error) string {
+	if p == "" {
+		return "not spooled"
+	}
+	dir := filepath.Join(u.SpoolDir, "refused")
+	dst := filepath.Join(dir, filepath.Base(p))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "kept in " + p + "; cannot make " + dir + ": " + err.Error()
+	}
+	if err := os.Rename(p, dst); err != nil {
+		return "kept in " + p + ": " + err.Error()
+	}
+	atomicfile.Write(strings.TrimSuffix(dst, ".json")+".reason", []byte(reason.Error()+"\n"), 0o644)
+	return "moved to " + dst
 }
 
 // Live posts a live event to the station's /api/live (beside its report URL), in the

@@ -13,7 +13,9 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -209,6 +211,7 @@ func (r *run) portVerdicts(rep *plan.Report) {
 // of leaving the run without a report; then the failed list and the verdict follow from
 // the steps.
 func settle(rep *plan.Report) {
+	rep.Tidy()
 	for i := range rep.Steps {
 		st := &rep.Steps[i]
 		for k, v := range st.Measured {
@@ -274,7 +277,7 @@ func (r *run) header(ctx context.Context, start time.Time) (*plan.Report, error)
 	}
 	// The milliseconds keep two runs of one board in one second apart, the boot id two
 	// boots whose clocks both start at 1970.
-	rep.ID = fmt.Sprintf("%s-%s-%s", sanitizeID(rep.Serial), rep.Started.Format("20060102T150405.000Z"), bootID(r.Root))
+	rep.ID = fmt.Sprintf("%s-%s-%s", serialID(rep.Serial), rep.Started.Format("20060102T150405.000Z"), sanitizeID(bootID(r.Root)))
 	fmt.Fprintf(r.Console, "linerate validate: plan %s (%s), board %s, serial %s, %s %s, %d steps, budget %v\n",
 		p.Name, p.Source, rep.Board, rep.Serial, p.Interface, orDash(rep.MAC), len(p.Steps), p.Budget.D())
 	r.counters = map[string]map[string]uint64{}
@@ -312,10 +315,13 @@ func (r *run) flushSpool(ctx context.Context, up *Uploader) {
 	}
 	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if n, err := up.Flush(fctx); n > 0 || err != nil {
+	if n, refused, err := up.Flush(fctx); n > 0 || len(refused) > 0 || err != nil {
 		suffix := ""
+		if len(refused) > 0 {
+			suffix = fmt.Sprintf("; %d refused for good (%s), moved to %s", len(refused), strings.Join(refused, ", "), filepath.Join(up.SpoolDir, "refused"))
+		}
 		if err != nil {
-			suffix = "; the rest stay spooled: " + err.Error()
+			suffix += "; the rest stay spooled: " + err.Error()
 		}
 		fmt.Fprintf(r.Console, "linerate validate: spool: %d earlier report(s) delivered%s\n", n, suffix)
 	}
@@ -534,6 +540,20 @@ func firstOf(s ...string) string {
 	}
 	return ""
 }
+
+// serialID is the serial as a report id begins with it: of the id's alphabet, and at
+// most maxSerialID characters, a longer one cut and told apart by a hash of the whole,
+// so every report id is at most 97 characters (the station takes 128) and a file name.
+func serialID(serial string) string {
+	s := sanitizeID(serial)
+	if len(s) <= maxSerialID {
+		return s
+	}
+	sum := sha256.Sum256([]byte(serial))
+	return s[:maxSerialID-17] + "_" + hex.EncodeToString(sum[:8])
+}
+
+const maxSerialID = 64
 
 func sanitizeID(s string) string {
 	return strings.Map(func(r rune) rune {

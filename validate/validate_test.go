@@ -258,7 +258,7 @@ func TestRunner(t *testing.T) {
 }
 
 // TestUploaderSpool: a station that is down at first gets the report once it is up; the
-// report is printed between markers meanwhile; a refused report is final but kept.
+// report is printed between markers meanwhile; a refused report is final and moved aside.
 func TestUploaderSpool(t *testing.T) {
 	var got atomic.Value
 	var up atomic.Bool
@@ -309,23 +309,58 @@ func TestUploaderSpool(t *testing.T) {
 	if ents, _ := os.ReadDir(u.SpoolDir); len(ents) != 0 {
 		t.Errorf("delivered report left in the spool: %v", ents)
 	}
-	// Refused: final, no retry loop, kept in the spool.
+	// Refused for good: no retry loop; moved to the spool's refused/ folder, the
+	// station's reason beside it, so it holds back no later report.
 	start := time.Now()
-	if err := u.Deliver(context.Background(), "bad", []byte(`{"refuse-me":1}`)); err == nil || !strings.Contains(err.Error(), "refused") || time.Since(start) > 5*time.Second {
+	if err := u.Deliver(context.Background(), "bad", []byte(`{"refuse-me":1}`)); err == nil || !strings.Contains(err.Error(), "refused report bad for good") ||
+		!strings.Contains(err.Error(), "moved to "+filepath.Join(u.SpoolDir, "refused", "bad.json")) || time.Since(start) > 5*time.Second {
 		t.Errorf("refused report: %v after %v", err, time.Since(start))
 	}
-	if _, err := os.Stat(filepath.Join(u.SpoolDir, "bad.json")); err != nil {
-		t.Error("a refused report was not kept")
+	if _, err := os.Stat(filepath.Join(u.SpoolDir, "refused", "bad.json")); err != nil {
+		t.Error("a refused report was not kept in refused/")
 	}
+	if b, err := os.ReadFile(filepath.Join(u.SpoolDir, "refused", "bad.reason")); err != nil || !strings.Contains(string(b), "station answered 4") {
+		t.Errorf("the station's reason: %q %v", b, err)
+	}
+	// Spooled earlier and refused for good, ahead of one the station takes: the flush
+	// delivers the second and moves the first aside (before, the first blocked every
+	// later report for good).
+	old := filepath.Join(u.SpoolDir, "older.json")
+	os.WriteFile(old, []byte(`{"refuse-me":2}`), 0o644)
+	os.Chtimes(old, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour))
 	// Unreachable for the whole window: kept; Flush sends it when the station is back.
-	os.Remove(filepath.Join(u.SpoolDir, "bad.json"))
 	u2 := &Uploader{URL: "http://127.0.0.1:1/api/reports", SpoolDir: u.SpoolDir, Window: 1500 * time.Millisecond}
 	if err := u2.Deliver(context.Background(), "later", body); err == nil || !strings.Contains(err.Error(), "kept in") {
 		t.Errorf("unreachable: %v", err)
 	}
 	got.Store("")
-	if n, err := u.Flush(context.Background()); n != 1 || err != nil || got.Load() != string(body) {
-		t.Errorf("Flush: %d %v", n, err)
+	if n, refused, err := u.Flush(context.Background()); n != 1 || err != nil || got.Load() != string(body) || len(refused) != 1 || refused[0] != "older" {
+		t.Errorf("Flush: %d %v %v", n, refused, err)
+	}
+	if ents, _ := os.ReadDir(u.SpoolDir); len(ents) != 1 || ents[0].Name() != "refused" {
+		t.Errorf("the spool after the flush: %v", ents)
+	}
+	if _, err := os.Stat(filepath.Join(u.SpoolDir, "refused", "older.reason")); err != nil {
+		t.Errorf("the older report's reason: %v", err)
+	}
+}
+
+// TestReportIDBounded: a serial of any length makes a report id the station takes (at
+// most 128 of its alphabet) and a file name; two long serials that share their first 64
+// characters still make two ids.
+func TestReportIDBounded(t *testing.T) {
+	a, b := strings.Repeat("S", 300)+"1", strings.Repeat("S", 300)+"2"
+	for _, s := range []string{"ZC702-0042", "", strings.Repeat("x", 64), strings.Repeat("é/", 120), a} {
+		id := serialID(s) + "-20261201T103000.000Z-0123abcd"
+		if len(id) > 128 || sanitizeID(id) != id {
+			t.Errorf("serial %.20q: id %q (%d)", s, id, len(id))
+		}
+	}
+	if serialID("ZC702-0042") != "ZC702-0042" || serialID(strings.Repeat("x", 64)) != strings.Repeat("x", 64) {
+		t.Error("a short serial changed")
+	}
+	if serialID(a) == serialID(b) || len(serialID(a)) != 64 {
+		t.Errorf("long serials: %q %q", serialID(a), serialID(b))
 	}
 }
 
