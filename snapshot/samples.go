@@ -83,11 +83,13 @@ func Check(archive []byte) (*Manifest, error) {
 // internal/consolecap's markers) out of the log file, checked against its size and
 // SHA-256 and opened as Open would. A log without one, or a damaged one, is an *Error.
 func FromConsole(logFile string) ([]byte, *Manifest, error) {
-	log, err := os.ReadFile(logFile)
+	f, err := os.Open(logFile)
 	if err != nil {
 		return nil, nil, &Error{Archive: logFile, Err: err}
 	}
-	archive, err := consolecap.Read(log)
+	defer f.Close()
+	// Read a line at a time: a log of days is far larger than the capture in it.
+	archive, err := consolecap.Read(f, MaxFileBytes)
 	if err != nil {
 		return nil, nil, &Error{Archive: logFile, Err: err}
 	}
