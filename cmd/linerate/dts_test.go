@@ -1,11 +1,16 @@
 package main
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The dts commands driven as a user types them; the dts package tests cover the trees
@@ -170,6 +175,74 @@ func TestDtsShowEscapesControls(t *testing.T) {
 	for _, want := range []string{`evil\x1b]0;owned\x07\x1b[2J board`, `rgmii-id\x1b[0m`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("want %q shown escaped in:\n%s", want, out)
+		}
+	}
+}
+
+// TestOutputIntoDevices: an output flag aimed at a device node or a FIFO writes into it
+// (as '> /dev/null' would) and leaves it what it was; aimed at a symbolic link it is
+// refused and the link's target kept. (Before, the output was renamed over the node:
+// 'autotune --write-profile /dev/null' made /dev/null a regular file.)
+func TestOutputIntoDevices(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a device node needs root")
+	}
+	needDtc(t)
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	base := p("base.dtb")
+	dtcCompile(t, "../../dts/testdata/zynq7000-base.dts", base)
+	runCLI(t, "dts", "overlay", "--board", "zc702", "--rx-ring", "2048", "-o", p("o.dtbo"))
+	null := p("null.dtbo") // overlay -o takes its format from the name
+	if err := syscall.Mknod(null, syscall.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+		t.Fatal(err)
+	}
+	fifo := p("fifo.dtbo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(p("target"), []byte("keep"), 0o644)
+	os.Symlink(p("target"), p("link.dtbo"))
+	for _, args := range [][]string{
+		{"dts", "overlay", "--board", "zc702", "--rx-ring", "2048", "-o"},
+		{"dts", "merge", base, p("o.dtbo"), "-o"},
+	} {
+		if _, stderr, code := runCLI(t, append(args, null)...); code != 0 {
+			t.Errorf("%v into a device: %d %s", args, code, stderr)
+		}
+		if fi, err := os.Lstat(null); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+			t.Fatalf("%v: the device node is now %v (%v)", args, fi.Mode(), err)
+		}
+		got := make(chan int, 1)
+		go func() {
+			f, err := os.Open(fifo)
+			if err != nil {
+				got <- -1
+				return
+			}
+			defer f.Close()
+			b, _ := io.ReadAll(f)
+			got <- len(b)
+		}()
+		// The reader opens the FIFO first; a writer with no reader is refused by name.
+		time.Sleep(100 * time.Millisecond)
+		if _, stderr, code := runCLI(t, append(args, fifo)...); code != 0 {
+			t.Errorf("%v into a FIFO: %d %s", args, code, stderr)
+			if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+				f.Close() // let the reader go
+			}
+		}
+		if n := <-got; n <= 0 {
+			t.Errorf("%v: the FIFO's reader got %d bytes", args, n)
+		}
+		if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+			t.Fatalf("%v: the FIFO is now %v (%v)", args, fi.Mode(), err)
+		}
+		if _, stderr, code := runCLI(t, append(args, p("link.dtbo"))...); code == 0 || !strings.Contains(stderr, "symbolic link") {
+			t.Errorf("%v through a link: %d %s", args, code, stderr)
+		}
+		if b, _ := os.ReadFile(p("target")); string(b) != "keep" {
+			t.Errorf("%v: the link's target was replaced", args)
 		}
 	}
 }
