@@ -339,7 +339,8 @@ func TestStationLine(t *testing.T) {
 		t.Error("metrics do not count the lost board")
 	}
 	// The door of /api/live.
-	for _, bad := range []string{`{"id":"../x","event":"start"}`, `{"id":"x","event":"dance"}`, `{"id":"x","event":"start","serial":"a\nb"}`, `{"id":"x","event":"start","budget_s":1e9}`, `{"id":"x","event":"start","extra":1}`, `[`} {
+	for _, bad := range []string{`{"id":"../x","event":"start"}`, `{"id":"x","event":"dance"}`, `{"id":"x","event":"start","serial":"a\nb"}`, `{"id":"x","event":"start","budget_s":1e9}`, `{"id":"x","event":"start","extra":1}`, `[`,
+		`{"id":"x","event":"start","id":"y"}`, "{\"id\":\"x\",\"event\":\"start\",\"board\":\"zc\xff\"}"} {
 		if code, _ := send("POST", "/api/live", []byte(bad)); code/100 != 4 {
 			t.Errorf("live %s: %d", bad, code)
 		}

@@ -1,8 +1,10 @@
 package station
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"sort"
@@ -146,7 +148,15 @@ func (s *Server) postLive(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	var e LiveEvent
-	dec := json.NewDecoder(http.MaxBytesReader(w, req.Body, MaxLiveBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, MaxLiveBytes))
+	if err == nil {
+		err = strictJSON(body)
+	}
+	if err != nil {
+		http.Error(w, "not a live event: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
 		http.Error(w, "not a live event: "+err.Error(), http.StatusBadRequest)
