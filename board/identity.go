@@ -1,9 +1,10 @@
 package board
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/zynqnet/linerate/internal/readall"
 )
 
 // Identity is what a running system's device tree, kernel command line and SoC say of
@@ -59,6 +60,6 @@ func ReadIdentity(root string) Identity {
 
 // readString reads a device-tree string property or a sysfs line, without its NULs.
 func readString(root, p string) string {
-	b, _ := os.ReadFile(filepath.Join(root, p))
+	b, _ := readall.File(filepath.Join(root, p), readall.MaxSys)
 	return strings.TrimRight(string(b), "\x00\n ")
 }

@@ -3,9 +3,10 @@ package board
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/zynqnet/linerate/internal/readall"
 )
 
 // Tester is what the tester image's kernel command line says of this board's setup
@@ -18,7 +19,7 @@ type Tester struct {
 // ReadTester reads root's /proc/cmdline. Values are taken as written: the uinit checks
 // them at boot and says what is wrong.
 func ReadTester(root string) Tester {
-	b, _ := os.ReadFile(filepath.Join(root, "proc/cmdline"))
+	b, _ := readall.File(filepath.Join(root, "proc/cmdline"), readall.MaxSys)
 	var t Tester
 	for _, w := range strings.Fields(string(b)) {
 		k, v, _ := strings.Cut(w, "=")

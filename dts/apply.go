@@ -129,7 +129,7 @@ func (c *Configfs) dir() (string, error) {
 }
 
 func readStatus(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, "status"))
+	b, err := readall.File(filepath.Join(dir, "status"), readall.MaxSys)
 	if err != nil {
 		return "unknown"
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zynqnet/linerate/internal/readall"
 	"github.com/zynqnet/linerate/tune"
 )
 
@@ -39,7 +40,7 @@ func FromDT(root, iface string) (*tune.Profile, error) {
 	src := "device tree " + node
 	p := &tune.Profile{Name: "device-tree", Description: "linerate properties of " + iface + "'s device-tree node", Required: map[string]bool{}, Source: src}
 	found := false
-	if b, err := os.ReadFile(filepath.Join(node, PropProfile)); err == nil {
+	if b, err := readall.File(filepath.Join(node, PropProfile), readall.MaxSys); err == nil {
 		name := strings.TrimRight(string(b), "\x00")
 		base, err := tune.Builtin(name)
 		if err != nil {
@@ -49,7 +50,7 @@ func FromDT(root, iface string) (*tune.Profile, error) {
 		found = true
 	}
 	for prop, knob := range map[string]string{PropRxRing: "rings.rx", PropTxRing: "rings.tx"} {
-		b, err := os.ReadFile(filepath.Join(node, prop))
+		b, err := readall.File(filepath.Join(node, prop), readall.MaxSys)
 		if err != nil {
 			continue
 		}

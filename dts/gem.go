@@ -208,7 +208,7 @@ func readDir(dir, name string, depth int) (*dt.Node, error) {
 		if fi.Size() > maxLiveProp {
 			return nil, errorf("%s: %d bytes, too large for a property", p, fi.Size())
 		}
-		v, err := os.ReadFile(p)
+		v, err := readall.File(p, readall.MaxSys)
 		if err != nil {
 			return nil, err
 		}

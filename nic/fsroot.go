@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/zynqnet/linerate/internal/readall"
 )
 
 // fsRoot is the one way nic touches files: every read is under root and, when rec is set,
@@ -123,10 +125,10 @@ func (r fsRoot) real(p string) string {
 // readFile reads a file under root.
 func (r fsRoot) readFile(p string) ([]byte, error) {
 	if r.rec == nil {
-		return os.ReadFile(r.path(p))
+		return readall.File(r.path(p), readall.MaxSys)
 	}
 	real := r.real(p)
-	b, err := os.ReadFile(r.path(real))
+	b, err := readall.File(r.path(real), readall.MaxSys)
 	if err == nil {
 		r.rec.mu.Lock()
 		r.rec.files[real] = b

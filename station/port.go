@@ -3,12 +3,13 @@ package station
 import (
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/zynqnet/linerate/internal/readall"
 )
 
 // PortCounters are the error counters of the station's own port (the fixture's cable
@@ -79,7 +80,7 @@ func (p *ports) sample(name string) *portSample {
 	}
 	s := &portSample{name: name, at: time.Now(), c: map[string]uint64{}}
 	for _, c := range portCounterNames {
-		b, err := os.ReadFile(filepath.Join(p.sys, "class/net", name, "statistics", c))
+		b, err := readall.File(filepath.Join(p.sys, "class/net", name, "statistics", c), readall.MaxSys)
 		if err != nil {
 			continue
 		}

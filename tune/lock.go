@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/zynqnet/linerate/internal/readall"
 )
 
 // Lock holds an interface against every other command that changes it (tune, revert,
@@ -92,7 +94,7 @@ func (s Store) Acquire(iface string, wait time.Duration) (*Lock, error) {
 }
 
 func holderOf(p string) string {
-	b, _ := os.ReadFile(p)
+	b, _ := readall.File(p, readall.MaxSys)
 	if h := strings.TrimSpace(string(b)); h != "" {
 		return h
 	}

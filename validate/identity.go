@@ -5,13 +5,13 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/zynqnet/linerate/internal/readall"
 	"github.com/zynqnet/linerate/nic"
 	"github.com/zynqnet/linerate/plan"
 )
@@ -118,7 +118,7 @@ func dtMAC(root, iface string) (prop, mac string) {
 	for _, rel := range []string{"device/of_node", "of_node"} {
 		node := filepath.Join(root, "sys/class/net", iface, rel)
 		for _, p := range []string{"mac-address", "local-mac-address"} {
-			b, err := os.ReadFile(filepath.Join(node, p))
+			b, err := readall.File(filepath.Join(node, p), readall.MaxSys)
 			if err == nil && len(b) == 6 && !bytes.Equal(b, make([]byte, 6)) {
 				return p, net.HardwareAddr(b).String()
 			}

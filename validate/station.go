@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/zynqnet/linerate/internal/readall"
 )
 
 // reflectorMAC is the plan's reflector MAC, or the station's from the neighbour table
@@ -33,7 +34,7 @@ func (e Env) reflectorMAC(ctx context.Context) (net.HardwareAddr, error) {
 
 // arpLookup finds ip's MAC on iface in root's /proc/net/arp.
 func arpLookup(root, ip, iface string) net.HardwareAddr {
-	b, _ := os.ReadFile(filepath.Join(root, "proc/net/arp"))
+	b, _ := readall.File(filepath.Join(root, "proc/net/arp"), readall.MaxSys)
 	for _, l := range strings.Split(string(b), "\n")[1:] {
 		f := strings.Fields(l)
 		if len(f) >= 6 && f[0] == ip && f[5] == iface && f[3] != "00:00:00:00:00:00" {

@@ -32,6 +32,7 @@ import (
 	"github.com/zynqnet/linerate/board"
 	"github.com/zynqnet/linerate/internal/atomicfile"
 	"github.com/zynqnet/linerate/internal/badinput"
+	"github.com/zynqnet/linerate/internal/readall"
 	"github.com/zynqnet/linerate/nic"
 	"github.com/zynqnet/linerate/plan"
 )
@@ -505,7 +506,7 @@ func (r *run) askSerial() (string, error) {
 
 // bootID is the first 8 characters of the kernel's boot id, else of a random number.
 func bootID(root string) string {
-	if b, err := os.ReadFile(filepath.Join(root, "proc/sys/kernel/random/boot_id")); err == nil && len(b) >= 8 {
+	if b, err := readall.File(filepath.Join(root, "proc/sys/kernel/random/boot_id"), readall.MaxSys); err == nil && len(b) >= 8 {
 		return string(b[:8])
 	}
 	return fmt.Sprintf("%08x", rand.Uint32())

@@ -17,6 +17,11 @@ type TooLarge struct {
 
 func (e *TooLarge) Error() string { return fmt.Sprintf("larger than %d bytes", e.Max) }
 
+// MaxSys bounds a file of sysfs, procfs or the device tree, or of a captured tree read
+// in their place (linerate --root): the largest real one, /proc/interrupts of a machine
+// of hundreds of cores, is a few hundred KiB; a captured tree's may be anything.
+const MaxSys = 8 << 20
+
 // Limit reads r to its end, at most max bytes; more is a *TooLarge error.
 func Limit(r io.Reader, max int64) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r, max+1))
