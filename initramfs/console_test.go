@@ -97,6 +97,19 @@ func startConsole(t *testing.T, board string, args ...string) *console {
 	return c
 }
 
+// dump keeps the console's bytes as they came, escape sequences and all, in out/ (not
+// in git) for the next reader of a failure: the screen tail alone cannot say why a
+// prompt was not seen.
+func (c *console) dump(t *testing.T) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := filepath.Join(repoRoot(t), "out", "console-failed-"+strings.ReplaceAll(t.Name(), "/", "-")+".raw")
+	if err := os.WriteFile(p, c.buf, 0o644); err != nil {
+		return err.Error()
+	}
+	return p
+}
+
 // The shell's line editor draws its prompt after this (cursor hidden, then "> ").
 const promptMark = "\x1b[?25l>"
 
@@ -104,6 +117,10 @@ const promptMark = "\x1b[?25l>"
 // cursor-hide and its ">" (the emulated ZCU102's "hrtimer: interrupt took" came there
 // once), which still draws a prompt.
 var kernelLine = regexp.MustCompile(`^\[\s*\d+\.\d+\] [^\n]*\n`)
+
+// drawing is what a terminal's drawing may put between the cursor-hide and the '>': a
+// carriage return or a CSI sequence other than one that shows text.
+var drawing = regexp.MustCompile(`^(\r|\x1b\[[0-9;?]*[A-Za-z])`)
 
 // promptAt is where in s a prompt's drawing begins, kernel messages printed right
 // inside it aside; -1 before there is one. It looks only at what follows each
@@ -117,8 +134,13 @@ func promptAt(s string) int {
 		}
 		p += k
 		rest := s[p+len(hide):]
-		for n := 0; n < 4; n++ {
+		for n := 0; n < 8; n++ {
 			loc := kernelLine.FindStringIndex(rest[:min(len(rest), 512)])
+			if loc == nil {
+				// The editor's own moves (a carriage return, a cursor move, a line
+				// cleared) before its '>' after a long answer scrolled the screen.
+				loc = drawing.FindStringIndex(rest[:min(len(rest), 64)])
+			}
 			if loc == nil {
 				break
 			}
@@ -149,7 +171,7 @@ func (c *console) waitPrompt(t *testing.T, offset int, timeout time.Duration) ti
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	t.Fatalf("no prompt within %v:\n%s", timeout, c.tail())
+	t.Fatalf("no prompt within %v (the console's bytes in %s):\n%s", timeout, c.dump(t), c.tail())
 	return 0
 }
 
@@ -209,7 +231,7 @@ func (c *console) run(t *testing.T, line string) string {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%q: no prompt after 120s:\n%s", line, c.tail())
+			t.Fatalf("%q: no prompt after 120s (the console's bytes in %s):\n%s", line, c.dump(t), c.tail())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

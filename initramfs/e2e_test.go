@@ -1,6 +1,7 @@
 package initramfs_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/xml"
@@ -196,7 +197,7 @@ func TestBoards(t *testing.T) {
 			}
 			// The capture job's snapshot comes back whole over the console and opens as
 			// a snapshot (scripts/capture-board makes testdata/captures this way).
-			if archive, err := consolecap.Read(b); err != nil {
+			if archive, err := consolecap.Read(bytes.NewReader(b), snapshot.MaxFileBytes); err != nil {
 				t.Errorf("capture on the console: %v", err)
 			} else if m, err := snapshot.Check(archive); err != nil || len(m.Interfaces) != 1 || m.Interfaces[0] != "eth0" {
 				t.Errorf("capture: %v %+v", err, m)
@@ -294,7 +295,16 @@ func checkFlaps(t *testing.T, log string) {
 		t.Errorf("a stability step with a flap: rc %d\n%s", rc, body)
 	}
 	body, rc = section(t, log, "stability")
-	if rc != 0 || !regexp.MustCompile(`stable\s+stability\s+PASS\s+15s watched with TCP up [\d.]+ Mbit/s: 0 link event\(s\)`).MatchString(body) {
+	// Watched for its 15 s: the summary says the time it watched, 15 or 16 s as the
+	// emulated board's clock and its TCP's end fall.
+	m := regexp.MustCompile(`stable\s+stability\s+PASS\s+(\d+)s watched with TCP up [\d.]+ Mbit/s: 0 link event\(s\)`).FindStringSubmatch(body)
+	if w := 0; m != nil {
+		fmt.Sscan(m[1], &w)
+		if w < 15 || w > 17 {
+			m = nil
+		}
+	}
+	if rc != 0 || m == nil {
 		t.Errorf("a stability step without a flap: rc %d\n%s", rc, body)
 	}
 }

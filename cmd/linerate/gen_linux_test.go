@@ -351,12 +351,17 @@ func TestGenStopsAtAnyRate(t *testing.T) {
 	if took := time.Since(start); took > 3*time.Second || g.Sent != 1 {
 		t.Errorf("--rate 0.05pps --duration 2s: ran %v, sent %d; want about 2s and 1 frame", took, g.Sent)
 	}
+	// A sink takes the other side's frames (and a core), as on a line.
+	sink, _, _ := linerateIn(t, b, "sink", "b0", "--duration", "60s", "--min-frames", "0")
+	defer func() { sink.Process.Kill(); sink.Wait() }()
 	for _, tc := range []struct {
 		sig  syscall.Signal
 		args []string
 	}{
 		{syscall.SIGINT, []string{"gen", "a0", "--dst", dst, "--rate", "0.05pps", "--duration", "60s"}},
 		{syscall.SIGTERM, []string{"gen", "a0", "--dst", dst, "--rate", "0.05pps", "--duration", "60s"}},
+		// At line rate on two CPUs: each thread's socket closes at once, not one after another.
+		{syscall.SIGINT, []string{"gen", "a0", "--dst", dst, "--cpus", "2", "--duration", "60s"}},
 		{syscall.SIGINT, []string{"sink", "a0", "--duration", "60s", "--min-frames", "0"}},
 		{syscall.SIGTERM, []string{"reflect", "a0", "--duration", "60s"}},
 		{syscall.SIGINT, []string{"rfc2544", "a0", "--peer", dst, "--trial", "60s", "--tests", "latency", "--link-mbps", "1"}},

@@ -260,3 +260,61 @@ func TestSweepBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestTuneDuringSweep: the interface's lock is the interface's, whatever the state
+// directory: a tune in the middle of a sweep (journalling elsewhere) is refused, naming
+// the holder, rather than journalling the sweep's temporary value as the original;
+// after the sweep is killed outright (SIGKILL: nothing given back), a tune is refused
+// until the revert the refusal names has given tcp_rmem back.
+func TestTuneDuringSweep(t *testing.T) {
+	a, _, _ := sweepPair(t)
+	before := rmemOf(t, a)
+	state := filepath.Join(t.TempDir(), "state")
+	args, _ := json.Marshal([]string{"sweep", "a0", "--knob", "sysctl.net.ipv4.tcp_rmem",
+		"--values", "4096 4096 4096;4096 65536 65536", "--iperf3", "198.18.7.2", "--direction", "down",
+		"--duration", "5s", "--state-dir", state})
+	var out, errOut lockedBuf
+	cmd := exec.Command("ip", "netns", "exec", a.Name, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "LINERATE_RUN_ARGS="+string(args), "GORACE=atexit_sleep_ms=0")
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for rmemOf(t, a) == before && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	profile := filepath.Join(t.TempDir(), "p.yaml")
+	os.WriteFile(profile, []byte("name: rmem\nknobs:\n  sysctl.net.ipv4.tcp_rmem: \"4096 131072 6291456\"\n"), 0o644)
+	other := filepath.Join(t.TempDir(), "other")
+	o := cliIn(a, "tune", "a0", "--profile", profile, "--state-dir", other, "--wait", "300ms")
+	if o.code == 0 || !strings.Contains(o.stderr, "another linerate is changing this interface") || !strings.Contains(o.stderr, "pid ") {
+		t.Errorf("a tune during the sweep: %d %s %s", o.code, o.stdout, o.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(other, "tune-a0.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused tune journalled: %v", err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if mid := rmemOf(t, a); mid == before {
+		t.Fatalf("the killed sweep gave tcp_rmem back (%q): nothing to test", mid)
+	}
+	o = cliIn(a, "tune", "a0", "--profile", profile, "--state-dir", other, "--wait", "300ms")
+	want := "run 'linerate revert a0 --state-dir " + filepath.Join(state, "sweep") + "' first"
+	if o.code == 0 || !strings.Contains(o.stderr, want) {
+		t.Fatalf("a tune after a killed sweep: %d %s, want %q", o.code, o.stderr, want)
+	}
+	if o = cliIn(a, "revert", "a0", "--state-dir", filepath.Join(state, "sweep")); o.code != 0 {
+		t.Fatalf("the revert the refusal names: %d %s", o.code, o.stderr)
+	}
+	if got := rmemOf(t, a); got != before {
+		t.Errorf("tcp_rmem after the revert %q, before the sweep %q", got, before)
+	}
+	if o = cliIn(a, "tune", "a0", "--profile", profile, "--state-dir", other); o.code != 0 {
+		t.Errorf("a tune after the revert: %d %s", o.code, o.stderr)
+	}
+	cliIn(a, "revert", "a0", "--state-dir", other)
+	if got := rmemOf(t, a); got != before {
+		t.Errorf("tcp_rmem at the end %q, before %q", got, before)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zynqnet/linerate/internal/badinput"
@@ -117,11 +118,7 @@ func Gen(ctx context.Context, c GenConfig) (*GenResult, error) {
 		return nil, err
 	}
 	senders, err := openSenders(p.Name, b, c, cpus)
-	defer func() {
-		for _, s := range senders {
-			s.TX.Close()
-		}
-	}()
+	defer closeSenders(senders)
 	if err != nil {
 		return nil, err
 	}
@@ -143,6 +140,18 @@ func Gen(ctx context.Context, c GenConfig) (*GenResult, error) {
 		Sent: st.Sent, Seconds: secs, PPS: float64(st.Sent) / secs,
 		L2Mbps: mbps(st.Bytes, st.Sent, secs, false), WireMbps: mbps(st.Bytes, st.Sent, secs, true),
 		Streams: len(senders), CPUNsPerFrame: rawsock.NsPerFrame(st.CPU, st.Sent), Senders: st.Senders}, nil
+}
+
+// closeSenders closes every sender's ring at once: each close waits out a network
+// grace period (packet_release's synchronize_net), tens of ms on a busy core, which one
+// after another added up to over 100 ms between SIGINT and exit with --cpus 2.
+func closeSenders(senders []rawsock.Sender) {
+	var wg sync.WaitGroup
+	for _, s := range senders {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.TX.Close() }()
+	}
+	wg.Wait()
 }
 
 // openSenders opens a TX ring a sender: one, not pinned, without cpus; else one a CPU,
