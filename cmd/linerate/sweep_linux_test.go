@@ -251,6 +251,12 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"autotune", "a0", "--knob", "mtu", "--values", "1500", "--iperf3", "h", "--objective", "latency"}, "needs frames through a reflector"},
 		{[]string{"autotune", "a0", "--knob", "mtu", "--values", "1500", "--iperf3", "h", "--write-overlay", "x.dtbo"}, "ring depths only"},
 		{[]string{"autotune", "a0", "--knob", "rings.rx", "--values", "512", "--iperf3", "h", "--max-p99-us", "-1", "--reflector", "02:00:00:00:00:01"}, `--max-p99-us "-1"`},
+		// Outputs that cannot be written are refused before the first point, not after
+		// the whole sweep.
+		{[]string{"autotune", "a0", "--knob", "mtu", "--values", "1500", "--iperf3", "h", "--write-profile", "/no-such-dir/p.yaml"}, "the directory /no-such-dir does not exist"},
+		{[]string{"autotune", "a0", "--knob", "mtu", "--values", "1500", "--iperf3", "h", "--write-profile", "/"}, "is a directory"},
+		{[]string{"sweep", "a0", "--knob", "mtu", "--values", "1500", "--iperf3", "h", "--csv", "/no-such-dir/s.csv"}, "the directory /no-such-dir does not exist"},
+		{[]string{"sweep", "a0", "--knob", "mtu", "--values", "1500", "--iperf3", "h", "--svg", "/no-such-dir/s.svg"}, "the directory /no-such-dir does not exist"},
 		{[]string{"compare", "a0", "--iperf3", "h"}, "give --profile"},
 		{[]string{"compare", "a0", "--iperf3", "h", "--profile", "no-such"}, "profile"},
 	} {
@@ -316,5 +322,23 @@ func TestTuneDuringSweep(t *testing.T) {
 	cliIn(a, "revert", "a0", "--state-dir", other)
 	if got := rmemOf(t, a); got != before {
 		t.Errorf("tcp_rmem at the end %q, before %q", got, before)
+	}
+}
+
+// TestSweepNoPointMeasured: a sweep where every point fails (no iperf3 server at the
+// address) exits 1 naming why, not 0, and gives the knob back.
+func TestSweepNoPointMeasured(t *testing.T) {
+	a, _, _ := sweepPair(t)
+	before := rmemOf(t, a)
+	state := filepath.Join(t.TempDir(), "state")
+	for _, cmd := range []string{"sweep", "autotune"} {
+		o := cliIn(a, cmd, "a0", "--knob", "sysctl.net.ipv4.tcp_rmem", "--values", "4096 4096 4096;4096 65536 65536",
+			"--iperf3", "198.18.7.2:5299", "--duration", "1s", "--state-dir", state)
+		if o.code != 1 || !strings.Contains(o.stderr, "no value of sysctl.net.ipv4.tcp_rmem") || !strings.Contains(o.stderr, "connection refused") {
+			t.Errorf("%s with no server: exit %d, want 1 saying no value was measured:\n%s%s", cmd, o.code, o.stdout, o.stderr)
+		}
+		if got := rmemOf(t, a); got != before {
+			t.Errorf("%s: tcp_rmem %q after, %q before", cmd, got, before)
+		}
 	}
 }
