@@ -103,22 +103,23 @@ func oneBounded(pos []string, d time.Duration) (string, error) {
 func sinkCommand() *cli.Command {
 	return &cli.Command{
 		Name: "sink", Summary: "count test frames: loss, order, latency",
-		Usage: []string{"sink IFACE [--duration 60s] [--count N] [--stream ID] [--streams N] [--cpus N|all]"},
-		About: `Counts the test frames of one stream (or of gen --cpus N's N streams) arriving on IFACE
-(through a TPACKET_V3 RX ring): received, lost, reordered, duplicated, corrupted (payload
-checksum), foreign (anything else on the port), rates and latency percentiles. Latency
-is one-way: right when the sender shares this machine's clock (the same machine, or
-PTP). The run ends after --duration, at --count frames, or after the end marker.`,
-		Examples: []cli.Example{cli.Ex("sink eth1 --streams 2 --cpus 2", "what 'gen --cpus 2' sends, on two cores")},
+		Usage: []string{"sink IFACE [--duration 60s] [--count N] [--stream ID [--streams N]] [--cpus N|all]"},
+		About: `Counts the test frames arriving on IFACE (a TPACKET_V3 RX ring), per stream and summed:
+received, lost, reordered, duplicated, corrupted (payload checksum), foreign (anything
+else), rates, latency percentiles. Every stream that comes is counted (the first 256:
+gen --cpus N's N need no flag); --stream ID [--streams N] counts those alone. Latency is
+one-way: right when the sender shares this clock (same machine, or PTP). The run ends
+after --duration, at --count frames, or once every stream counted has sent its end marker.`,
+		Examples: []cli.Example{cli.Ex("sink eth1 --cpus 2", "what 'gen --cpus 2' sends, on two cores"), cli.Ex("sink eth1 --stream 7", "stream 7 alone")},
 		Flags: func(fs *flag.FlagSet) cli.Run {
 			c := engine.SinkConfig{Root: "/", Stream: 1}
 			fs.DurationVar(&c.Duration, "duration", 60*time.Second, "the longest the sink listens")
 			fs.Uint64Var(&c.Count, "count", 0, "stop after `N` frames of the stream")
-			fs.Var(engine.StreamValue{P: &c.Stream}, "stream", "the stream `ID` to count (default 1)")
+			fs.Var(engine.StreamValue{P: &c.Stream}, "stream", "count stream `ID` alone, the rest foreign (without --stream and --streams: every stream that comes)")
 			asJSON := fs.Bool("json", false, "the result as JSON")
 			maxLoss := fs.Float64("max-loss", 100, "exit 1 when more than `P` percent of the stream was lost")
 			minFrames := fs.Uint64("min-frames", 1, "exit 1 when fewer than `N` frames of the stream arrived")
-			fs.IntVar(&c.Streams, "streams", 1, "count `N` streams from ID, one a sender of gen --cpus N")
+			fs.IntVar(&c.Streams, "streams", 1, "count `N` streams from --stream's ID alone, one a sender of gen --cpus N")
 			fs.Var(engine.CPUsValue{P: &c.CPUs}, "cpus", "`N|all` receive rings sharing the port's frames (PACKET_FANOUT), each read by a thread pinned to a CPU of its own, counts merged (default: one ring, not pinned)")
 			fanout := cli.Choice(fs, "fanout", "hash", "how the rings share frames: hash (a flow to one ring, its order whole) or cpu (the ring of the CPU that received the frame)", "hash", "cpu")
 			return func(ctx context.Context, pos []string, std cli.IO) error {
@@ -126,15 +127,13 @@ PTP). The run ends after --duration, at --count frames, or after the end marker.
 				if err != nil {
 					return err
 				}
-				switch {
-				case c.Streams < 1 || c.Streams > 1024:
-					return usageError("--streams %d: want 1..1024 (gen --cpus N sends N streams)", c.Streams)
-				case !(*maxLoss >= 0 && *maxLoss <= 100):
+				fs.Visit(func(f *flag.Flag) { c.Narrow = c.Narrow || strings.HasPrefix(f.Name, "stream") })
+				if !(*maxLoss >= 0 && *maxLoss <= 100) {
 					return usageError("--max-loss %v: want a percentage, 0..100", *maxLoss)
 				}
 				c.Iface, c.Fanout = iface, *fanout
 				c.Progress = func(n rawsock.SinkProgress, el time.Duration) {
-					fmt.Fprintf(std.Stderr, "sink %s: %6.1fs  %d frames  %d corrupted  %d foreign\n", iface, el.Seconds(), n.Received, n.Corrupted, n.Foreign)
+					fmt.Fprintf(std.Stderr, "sink %s: %6.1fs  %d frames  streams %d  %d corrupted  %d foreign\n", iface, el.Seconds(), n.Received, n.Streams, n.Corrupted, n.Foreign)
 				}
 				res, err := engine.Sink(ctx, c)
 				if err != nil {

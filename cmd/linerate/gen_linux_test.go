@@ -208,7 +208,7 @@ func TestSinkNothingReceived(t *testing.T) {
 	nstest.Require(t)
 	a, b := nstest.New(t), nstest.New(t)
 	a.Veth(t, "a0", "b0", b, 1)
-	if o := cliIn(b, "sink", "b0", "--duration", "300ms"); o.code != 1 || !strings.Contains(o.stderr, "received 0 frames of stream 1, want at least 1 (--min-frames)") || !strings.Contains(o.stdout, "received 0 of 0") {
+	if o := cliIn(b, "sink", "b0", "--duration", "300ms", "--stream", "1"); o.code != 1 || !strings.Contains(o.stderr, "received 0 frames of stream 1, want at least 1 (--min-frames)") || !strings.Contains(o.stdout, "received 0 of 0") {
 		t.Errorf("silent sink: exit %d, %s %s", o.code, o.stdout, o.stderr)
 	}
 	if o := cliIn(b, "sink", "b0", "--duration", "300ms", "--min-frames", "0"); o.code != 0 {
@@ -529,6 +529,39 @@ func TestSeveralCPUs(t *testing.T) {
 		}
 	}
 	t.Logf("gen --cpus 2: %+v, %.0f ns/frame; sink --cpus 2: %+v, %.0f ns/frame", gen.Senders, gen.NsPerFrame, sink.Rings, sink.NsPerFrame)
+
+	// No flag: a plain sink counts both of gen --cpus 2's streams, exactly, each on its
+	// own, and says two came; --stream narrows it, the other stream's frames foreign.
+	for _, narrow := range [][]string{nil, {"--stream", "41"}} {
+		g, s = genAndSink(t, a, []string{"gen", "a0", "--dst", dst, "--count", "100000", "--rate", "100kpps", "--stream", "40", "--cpus", "2", "--link-mbps", "10000", "--json"},
+			b, append([]string{"sink", "b0", "--duration", "60s", "--json"}, narrow...), 0)
+		gen := decode[struct{ Senders []thread }](t, "gen", g)
+		sink := decode[struct {
+			stream
+			Foreign   uint64
+			Streams   int
+			Any       bool     `json:"any_stream"`
+			PerStream []stream `json:"per_stream"`
+		}](t, "sink", s)
+		if len(gen.Senders) != 2 {
+			t.Fatalf("gen: %+v", gen)
+		}
+		if narrow == nil {
+			if !sink.Any || sink.Streams != 2 || sink.Received != 100000 || sink.Lost+sink.Foreign != 0 || len(sink.PerStream) != 2 {
+				t.Errorf("a plain sink: %+v", sink)
+			}
+			for i, p := range sink.PerStream {
+				if p.Stream != uint16(40+i) || p.Received != gen.Senders[i].Frames || p.Sent != p.Received {
+					t.Errorf("a plain sink's stream %d: %+v; its sender %+v", 40+i, p, gen.Senders[i])
+				}
+			}
+		} else if sink.Any || sink.Streams != 1 || sink.Stream != 41 || sink.Received != gen.Senders[1].Frames || sink.Foreign < gen.Senders[0].Frames {
+			t.Errorf("sink --stream 41: %+v; senders %+v", sink, gen.Senders)
+		}
+	}
+	if o := cliIn(b, "sink", "b0", "--duration", "300ms"); !strings.Contains(o.stdout, "no test stream came") || !strings.Contains(o.stderr, "received 0 test frames (of any stream)") {
+		t.Errorf("a silent plain sink: %d %s %s", o.code, o.stdout, o.stderr)
+	}
 
 	var wg sync.WaitGroup
 	var refl cliOut

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -189,7 +190,7 @@ func openSenders(port string, b *frames.Builder, c GenConfig, cpus []int) ([]raw
 func (r *GenResult) Text() string {
 	streams := fmt.Sprintf("stream %d", r.Stream)
 	if r.Streams > 1 {
-		streams = fmt.Sprintf("streams %d..%d (sink --stream %d --streams %d)", r.Stream, int(r.Stream)+r.Streams-1, r.Stream, r.Streams)
+		streams = fmt.Sprintf("streams %d..%d", r.Stream, int(r.Stream)+r.Streams-1)
 	}
 	s := fmt.Sprintf("gen %s -> %s %s, %v bytes: sent %d frames in %.2f s: %.0f fps, %.2f Mbit/s L2, %.2f Mbit/s wire (%.1f%% of %d Mbit/s)\n",
 		r.Interface, r.Dst, streams, sizeText(r.Sizes), r.Sent, r.Seconds, r.PPS, r.L2Mbps, r.WireMbps, r.WireMbps/float64(r.LinkMbps)*100, r.LinkMbps)
@@ -231,8 +232,11 @@ type SinkConfig struct {
 	Root, Iface string
 	Duration    time.Duration
 	Count       uint64
-	Stream      uint16
-	// Streams is how many streams from Stream are counted (gen --cpus N sends N).
+	// Narrow counts Streams streams from Stream alone (gen --cpus N sends N; 1..1024),
+	// the rest foreign; otherwise every stream that comes is counted (up to
+	// frames.MaxAnyStreams).
+	Narrow  bool
+	Stream  uint16
 	Streams int
 	// CPUs is how many receive rings (ParseCPUs): 0 one, read by an unpinned thread;
 	// several share the port's frames in a fanout group (Fanout: "hash", the default,
@@ -246,9 +250,15 @@ type SinkConfig struct {
 type SinkResult struct {
 	Interface string `json:"interface"`
 	frames.Result
-	// PerStream is each stream's count when there are several.
+	// PerStream is each stream's count when there are several; Streams how many
+	// streams came (counted every one) or were asked for.
 	PerStream []frames.Result `json:"per_stream,omitempty"`
-	SinkDrops uint64          `json:"sink_drops"`
+	Streams   int             `json:"streams"`
+	// Any: every stream that came was counted (no --stream); OverStreams the test
+	// frames of streams past frames.MaxAnyStreams, counted as foreign.
+	Any         bool   `json:"any_stream"`
+	OverStreams uint64 `json:"over_max_streams,omitempty"`
+	SinkDrops   uint64 `json:"sink_drops"`
 	// Handled is every frame the rings handed over; CPUNsPerFrame the reading threads'
 	// CPU time per frame handled; Rings each ring's share.
 	Handled       uint64                `json:"handled"`
@@ -262,8 +272,14 @@ func Sink(ctx context.Context, c SinkConfig) (*SinkResult, error) {
 		_, err := LookupPort(c.Root, c.Iface, 1) // names the interfaces there are
 		return nil, err
 	}
-	streams := max(c.Streams, 1)
-	if int(c.Stream)+streams-1 > 65535 {
+	streams := 0
+	if c.Narrow {
+		if c.Streams < 1 || c.Streams > 1024 {
+			return nil, badinput.Errorf("--streams %d: want 1..1024 (gen --cpus N sends N streams)", c.Streams)
+		}
+		streams = c.Streams
+	}
+	if streams > 0 && int(c.Stream)+streams-1 > 65535 {
 		return nil, badinput.Errorf("--stream %d --streams %d: the streams pass 65535", c.Stream, streams)
 	}
 	mode := rawsock.FanoutHash
@@ -292,7 +308,8 @@ func Sink(ctx context.Context, c SinkConfig) (*SinkResult, error) {
 	}
 	total, per := s.Result(nil, 0)
 	total.LatencyKind = "one-way"
-	res := &SinkResult{Interface: c.Iface, Result: total, SinkDrops: st.Drops, Handled: st.Handled, CPUNsPerFrame: rawsock.NsPerFrame(st.CPU, st.Handled), Rings: st.Rings}
+	res := &SinkResult{Interface: c.Iface, Result: total, SinkDrops: st.Drops, Handled: st.Handled, CPUNsPerFrame: rawsock.NsPerFrame(st.CPU, st.Handled), Rings: st.Rings,
+		Streams: len(per), Any: s.Any(), OverStreams: s.Over}
 	if len(per) > 1 {
 		for i := range per {
 			per[i].LatencyKind = "one-way"
@@ -306,12 +323,29 @@ func Sink(ctx context.Context, c SinkConfig) (*SinkResult, error) {
 func (r *SinkResult) Text() string {
 	head := "sink " + r.Interface
 	s := r.Result.Text(head)
-	if len(r.PerStream) > 1 {
+	switch {
+	case r.Any && r.Streams == 0:
+		s = strings.Replace(s, fmt.Sprintf("stream %d:", r.Stream), "no test stream came:", 1)
+	case r.Any:
+		ids := make([]string, len(r.PerStream))
+		for i, p := range r.PerStream {
+			ids[i] = strconv.Itoa(int(p.Stream))
+		}
+		if len(ids) == 0 {
+			ids = []string{strconv.Itoa(int(r.Stream))}
+		}
+		s = strings.Replace(s, fmt.Sprintf("stream %d:", r.Stream), fmt.Sprintf("%d %s (%s):", r.Streams, plural(r.Streams, "stream"), idList(ids)), 1)
+	case len(r.PerStream) > 1:
 		s = strings.Replace(s, fmt.Sprintf("stream %d:", r.Stream), fmt.Sprintf("streams %d..%d:", r.Stream, int(r.Stream)+len(r.PerStream)-1), 1)
+	}
+	if len(r.PerStream) > 1 {
 		for _, p := range r.PerStream {
 			s += fmt.Sprintf("  stream %d: received %d of %d, lost %d, reordered %d, duplicated %d, corrupted %d\n",
 				p.Stream, p.Received, p.Sent, p.Lost, p.Reordered, p.Duplicated, p.Corrupted)
 		}
+	}
+	if r.OverStreams > 0 {
+		s += fmt.Sprintf("  %d frames of streams past the first %d counted as foreign: narrow it with --stream ID --streams N\n", r.OverStreams, frames.MaxAnyStreams)
 	}
 	if r.SinkDrops > 0 {
 		s += fmt.Sprintf("  the sink's ring overflowed: %d frames dropped here, not on the path\n", r.SinkDrops)
@@ -319,10 +353,27 @@ func (r *SinkResult) Text() string {
 	return s + threadsText("ring", r.CPUNsPerFrame, r.Rings)
 }
 
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// idList is the streams' ids, the first 8 and how many more.
+func idList(ids []string) string {
+	if len(ids) > 8 {
+		return strings.Join(ids[:8], ", ") + fmt.Sprintf(" and %d more", len(ids)-8)
+	}
+	return strings.Join(ids, ", ")
+}
+
 // Verdict says why the sink's stream fell short: fewer than minFrames of it arrived, or
 // more than maxLoss percent was lost; nil when neither.
 func (r *SinkResult) Verdict(maxLoss float64, minFrames uint64) error {
 	switch {
+	case r.Received < minFrames && r.Any:
+		return fmt.Errorf("received %d test frames (of any stream), want at least %d (--min-frames)", r.Received, minFrames)
 	case r.Received < minFrames:
 		return fmt.Errorf("received %d frames of stream %d, want at least %d (--min-frames)", r.Received, r.Stream, minFrames)
 	case r.LossPct > maxLoss:

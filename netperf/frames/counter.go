@@ -1,6 +1,7 @@
 package frames
 
 import (
+	"slices"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -279,11 +280,21 @@ func (r Result) PathLossPct() float64 {
 // Streams is a sink's accounting of the streams Base..Base+len(C)-1: one a sender when
 // a generator runs several (gen --cpus N gives each sender its own stream, so each
 // stream's sequence stays whole). Add parses a frame once and hands it to its stream's
-// counter; a frame of no stream here is counted in Foreign.
+// counter; a frame of no stream here is counted in Foreign. Made by AnyStreams, it
+// counts every stream it sees instead, a counter made at a stream's first frame, C in
+// the order they came.
 type Streams struct {
 	Base    uint16
 	C       []*Counter
 	Foreign uint64
+	// Any: every stream, up to max; slot[id] is id's index in C plus one (0: not seen).
+	// An array indexed by the stream, not a map: one load a frame on a board's core.
+	any  bool
+	max  int
+	slot []uint16
+	hw   *HWBook
+	// Over is the test frames of streams past the max (counted in Foreign too).
+	Over uint64
 }
 
 // NewStreams returns the accounting of n streams from base.
@@ -295,18 +306,64 @@ func NewStreams(base uint16, n int) *Streams {
 	return s
 }
 
+// MaxAnyStreams bounds the streams AnyStreams counts: each counter holds a histogram
+// and a reorder window (about 40 KB), and a port carrying frames of any stream id
+// must not make a sink allocate 65,536 of them.
+const MaxAnyStreams = 256
+
+// AnyStreams returns the accounting of every stream that arrives, the first max of them
+// (at most MaxAnyStreams); frames of later streams are Foreign and Over.
+func AnyStreams(max int) *Streams {
+	if max <= 0 || max > MaxAnyStreams {
+		max = MaxAnyStreams
+	}
+	return &Streams{any: true, max: max, slot: make([]uint16, 1<<16)}
+}
+
+// Any says the accounting takes every stream (AnyStreams).
+func (s *Streams) Any() bool { return s.any }
+
 // Add accounts one received frame; hw says rxNanos is the NIC's hardware stamp.
 func (s *Streams) Add(f []byte, rxNanos int64, hw bool) {
 	in, k := Parse(f)
-	if i := int(in.Stream - s.Base); k != Foreign && i < len(s.C) {
+	if k == Foreign {
+		s.Foreign++
+		return
+	}
+	if s.any {
+		if c := s.counter(in.Stream); c != nil {
+			c.AddParsed(in, k, len(f), rxNanos, hw)
+			return
+		}
+		s.Over++
+		s.Foreign++
+		return
+	}
+	if i := int(in.Stream - s.Base); i < len(s.C) {
 		s.C[i].AddParsed(in, k, len(f), rxNanos, hw)
 		return
 	}
 	s.Foreign++
 }
 
+// counter is stream id's counter, made at its first frame while there is room.
+func (s *Streams) counter(id uint16) *Counter {
+	if j := s.slot[id]; j != 0 {
+		return s.C[j-1]
+	}
+	if len(s.C) >= s.max {
+		return nil
+	}
+	c := NewCounter(id)
+	c.HW = s.hw
+	s.C = append(s.C, c)
+	s.slot[id] = uint16(len(s.C))
+	return c
+}
+
 // SetHW has every stream's counter pair its hardware stamps in b.
 func (s *Streams) SetHW(b *HWBook) {
+	s.hw = b
 	for _, c := range s.C {
 		c.HW = b
 	}
@@ -330,12 +387,43 @@ func (s *Streams) Corrupted() uint64 {
 	return n
 }
 
-// Merge adds o, the same streams' accounting from another receive ring.
+// Merge adds o, the same streams' accounting from another receive ring. Counting every
+// stream, a stream o saw and s did not joins s while there is room (its frames are
+// Over and Foreign past the max), and C is sorted by stream.
 func (s *Streams) Merge(o *Streams) {
-	for i, c := range s.C {
-		c.Merge(o.C[i])
-	}
 	s.Foreign += o.Foreign
+	s.Over += o.Over
+	if !s.any {
+		for i, c := range s.C {
+			c.Merge(o.C[i])
+		}
+		return
+	}
+	for _, c := range o.C {
+		if j := s.slot[c.Stream]; j != 0 {
+			s.C[j-1].Merge(c)
+			continue
+		}
+		if len(s.C) >= s.max {
+			s.Over += c.Received
+			s.Foreign += c.Received
+			continue
+		}
+		s.C = append(s.C, c)
+		s.slot[c.Stream] = uint16(len(s.C))
+	}
+	s.sort()
+}
+
+// sort puts the streams counted as they came in the order of their ids.
+func (s *Streams) sort() {
+	if !s.any {
+		return
+	}
+	slices.SortFunc(s.C, func(a, b *Counter) int { return int(a.Stream) - int(b.Stream) })
+	for i, c := range s.C {
+		s.slot[c.Stream] = uint16(i + 1)
+	}
 }
 
 // Result is each stream's result and their sum (see Sum). sent[i] is the count stream
@@ -343,6 +431,7 @@ func (s *Streams) Merge(o *Streams) {
 // marker or the highest sequence, as Counter.Result does. Frames of no stream here are
 // the sum's Foreign.
 func (s *Streams) Result(sent []uint64, elapsed time.Duration) (Result, []Result) {
+	s.sort()
 	per := make([]Result, len(s.C))
 	for i, c := range s.C {
 		var n uint64

@@ -359,3 +359,62 @@ func TestDropReport(t *testing.T) {
 		t.Fatal("a foreign frame was made a report")
 	}
 }
+
+// TestAnyStreams: counting every stream, each gets its own counter at its first frame;
+// two rings' accounting merges by stream, sorted; past the max a stream's frames are
+// foreign and over, so no port's traffic makes the sink allocate without bound.
+func TestAnyStreams(t *testing.T) {
+	buf := make([]byte, 128)
+	send := func(s *Streams, stream uint16, seqs ...uint64) {
+		b, err := NewBuilder(Spec{Src: macA, Dst: macB, Sizes: []int{64}, Flows: 1, Stream: stream})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range seqs {
+			s.Add(buf[:b.Frame(buf, q, 0)], 1000, false)
+		}
+	}
+	r1, r2 := AnyStreams(4), AnyStreams(4)
+	send(r1, 9, 0, 1, 2)
+	send(r1, 3, 0, 1)
+	send(r2, 3, 2, 3)
+	send(r2, 5, 0)
+	r1.Add(buf[:10], 0, false) // not a test frame
+	r1.Merge(r2)
+	total, per := r1.Result(nil, time.Second)
+	if len(per) != 3 || per[0].Stream != 3 || per[1].Stream != 5 || per[2].Stream != 9 {
+		t.Fatalf("streams %+v, want 3, 5, 9", per)
+	}
+	if per[0].Received != 4 || per[0].Lost != 0 || per[1].Received != 1 || per[2].Received != 3 || total.Received != 8 || total.Foreign != 1 {
+		t.Errorf("per stream %+v, total %+v", per, total)
+	}
+	over := AnyStreams(2)
+	for id := uint16(100); id < 1100; id++ {
+		send(over, id, 0)
+	}
+	if len(over.C) != 2 || over.Over != 998 || over.Foreign != 998 {
+		t.Errorf("1000 streams, max 2: %d counters, over %d, foreign %d", len(over.C), over.Over, over.Foreign)
+	}
+	if s := AnyStreams(1 << 20); s.max != MaxAnyStreams {
+		t.Errorf("max %d, want it held to %d", s.max, MaxAnyStreams)
+	}
+}
+
+// BenchmarkStreams: the sink's cost a frame counting its stream and counting every
+// stream (one array load more).
+func BenchmarkStreams(b *testing.B) {
+	bl := builder(b, []int{64}, 1, 0)
+	buf := make([]byte, 128)
+	for _, c := range []struct {
+		name string
+		s    *Streams
+	}{{"fixed", NewStreams(7, 1)}, {"any", AnyStreams(0)}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				n := bl.Frame(buf, uint64(i), int64(i))
+				c.s.Add(buf[:n], int64(i)+1000, false)
+			}
+		})
+	}
+}

@@ -157,10 +157,14 @@ func send(ctx context.Context, s Sender, p *pacer, o GenOptions, sent *atomic.Ui
 type sinkRing struct {
 	s                            *frames.Streams
 	received, corrupted, foreign atomic.Uint64
-	ended                        []atomic.Bool
-	st                           ThreadStats
-	handled                      uint64
-	err                          error
+	// ends is each stream the ring has seen, and whether its end marker came; the
+	// waiting loop reads it under mu. known is len(ends), ended its true values.
+	mu           sync.Mutex
+	ends         map[uint16]bool
+	known, ended int
+	st           ThreadStats
+	handled      uint64
+	err          error
 }
 
 // read counts the ring's frames on a thread of its own (pinned to its CPU) until halt.
@@ -183,47 +187,74 @@ func (r *sinkRing) read(rx *RX, halt *atomic.Bool) {
 		r.received.Store(r.s.Received())
 		r.corrupted.Store(r.s.Corrupted())
 		r.foreign.Store(r.s.Foreign)
-		for j, c := range r.s.C {
-			if _, ok := c.SawEnd(); ok {
-				r.ended[j].Store(true)
-			}
-		}
+		r.noteEnds()
 	}
 	r.st.CPUTime = th.used()
 }
 
-// sinkProgress sums the rings' counts so far, and counts the streams whose end marker
-// came.
-func sinkProgress(rs []*sinkRing, n int) (p SinkProgress, ended int) {
+// noteEnds records the streams seen and their end markers for the waiting loop; the
+// lock is taken only when one is new.
+func (r *sinkRing) noteEnds() {
+	ended := 0
+	for _, c := range r.s.C {
+		if _, ok := c.SawEnd(); ok {
+			ended++
+		}
+	}
+	if len(r.s.C) == r.known && ended == r.ended {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.s.C {
+		_, ok := c.SawEnd()
+		r.ends[c.Stream] = ok
+	}
+	r.known, r.ended = len(r.s.C), ended
+}
+
+// sinkProgress sums the rings' counts so far, and counts the streams any ring saw and
+// those whose end marker came to one of them.
+func sinkProgress(rs []*sinkRing) (p SinkProgress, ended int) {
+	ends := map[uint16]bool{}
 	for _, r := range rs {
 		p.Received += r.received.Load()
 		p.Corrupted += r.corrupted.Load()
 		p.Foreign += r.foreign.Load()
+		r.mu.Lock()
+		for id, e := range r.ends {
+			ends[id] = ends[id] || e
+		}
+		r.mu.Unlock()
 	}
-	for j := 0; j < n; j++ {
-		for _, r := range rs {
-			if r.ended[j].Load() {
-				ended++
-				break
-			}
+	for _, e := range ends {
+		if e {
+			ended++
 		}
 	}
+	p.Streams = len(ends)
 	return p, ended
 }
 
-// Sink counts the frames of the streams base..base+n-1 arriving on the rings, each ring
-// read by its own thread (pinned to cpus[i] when cpus is given) into its own accounting,
-// merged when the run ends. It returns the merged accounting and what the threads did.
+// Sink counts the frames of the streams base..base+n-1 (n 0: of every stream that
+// comes, frames.AnyStreams) arriving on the rings, each ring read by its own thread
+// (pinned to cpus[i] when cpus is given) into its own accounting, merged when the run
+// ends. It returns the merged accounting and what the threads did. Its end markers end
+// the run once every stream counted has sent its own.
 func Sink(ctx context.Context, rings []*RX, cpus []int, base uint16, n int, o SinkOptions) (*frames.Streams, SinkStats, error) {
 	start := time.Now()
 	var halt atomic.Bool
 	rs := make([]*sinkRing, len(rings))
 	var wg sync.WaitGroup
 	for i, rx := range rings {
-		r := &sinkRing{s: frames.NewStreams(base, n), ended: make([]atomic.Bool, n), st: ThreadStats{CPU: -1}}
+		r := &sinkRing{s: frames.NewStreams(base, n), ends: map[uint16]bool{}, st: ThreadStats{CPU: -1}}
+		if n <= 0 {
+			r.s = frames.AnyStreams(frames.MaxAnyStreams)
+		}
 		if o.HW != nil {
 			r.s.SetHW(o.HW)
 		}
+		r.noteEnds()
 		if cpus != nil {
 			r.st.CPU = cpus[i]
 		}
@@ -243,12 +274,15 @@ func Sink(ctx context.Context, rings []*RX, cpus []int, base uint16, n int, o Si
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	for !halt.Load() {
-		p, ended := sinkProgress(rs, n)
+		p, ended := sinkProgress(rs)
 		if o.Seen != nil {
 			o.Seen.Store(p.Received)
 		}
-		if ended == n && endAt.IsZero() {
+		switch {
+		case p.Streams > 0 && ended == p.Streams && endAt.IsZero():
 			endAt = time.Now().Add(grace)
+		case ended < p.Streams:
+			endAt = time.Time{} // a stream that came since has not ended
 		}
 		el := time.Since(start)
 		if ctx.Err() != nil || (o.Duration > 0 && el >= o.Duration) || (o.Count > 0 && p.Received >= o.Count) ||

@@ -77,6 +77,8 @@ type SinkOptions struct {
 // SinkProgress is a sink's count while it runs.
 type SinkProgress struct {
 	Received, Corrupted, Foreign uint64
+	// Streams is how many streams have come (every one counted from the start).
+	Streams int
 }
 
 // SinkStats is what the sink's rings and threads did.
