@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -89,8 +90,15 @@ func startConsole(t *testing.T, board string, args ...string) *console {
 		select {
 		case <-c.done:
 		default:
-			cmd.Process.Kill() // by PID; board-up's trap tears the namespace down
-			<-c.done
+			// By PID, with TERM: board-up's trap tears QEMU and its namespace down
+			// (KILL would leave them); KILL only if it has not ended in 20 s.
+			cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-c.done:
+			case <-time.After(20 * time.Second):
+				cmd.Process.Kill()
+				<-c.done
+			}
 		}
 		f.Close()
 	})
@@ -113,17 +121,19 @@ func (c *console) dump(t *testing.T) string {
 // The shell's line editor draws its prompt after this (cursor hidden, then "> ").
 const promptMark = "\x1b[?25l>"
 
-// kernelLine is a kernel message on the console: it may come between the editor's
-// cursor-hide and its ">" (the emulated ZCU102's "hrtimer: interrupt took" came there
-// once), which still draws a prompt.
-var kernelLine = regexp.MustCompile(`^\[\s*\d+\.\d+\] [^\n]*\n`)
+// strayLine is a whole line printed between the editor's cursor-hide and its '>': a
+// kernel message (the emulated ZCU102's "hrtimer: interrupt took" came there once) or
+// the command's last stderr line, which the serial console may deliver after the shell
+// has begun to draw (seen on the emulated ZCU102: "linerate doctor: a finding failed").
+// Either way a prompt is drawn.
+var strayLine = regexp.MustCompile(`^[^\x1b\n]{0,512}\n`)
 
 // drawing is what a terminal's drawing may put between the cursor-hide and the '>': a
 // carriage return or a CSI sequence other than one that shows text.
 var drawing = regexp.MustCompile(`^(\r|\x1b\[[0-9;?]*[A-Za-z])`)
 
-// promptAt is where in s a prompt's drawing begins, kernel messages printed right
-// inside it aside; -1 before there is one. It looks only at what follows each
+// promptAt is where in s a prompt's drawing begins, stray lines printed right inside
+// it aside; -1 before there is one. It looks only at what follows each
 // cursor-hide (the console test polls it while QEMU runs: it must stay cheap).
 func promptAt(s string) int {
 	const hide = "\x1b[?25l"
@@ -134,8 +144,8 @@ func promptAt(s string) int {
 		}
 		p += k
 		rest := s[p+len(hide):]
-		for n := 0; n < 8; n++ {
-			loc := kernelLine.FindStringIndex(rest[:min(len(rest), 512)])
+		for n := 0; n < 8 && !strings.HasPrefix(rest, promptMark[len(hide):]); n++ {
+			loc := strayLine.FindStringIndex(rest[:min(len(rest), 600)])
 			if loc == nil {
 				// The editor's own moves (a carriage return, a cursor move, a line
 				// cleared) before its '>' after a long answer scrolled the screen.

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -56,6 +57,7 @@ func script(t *testing.T, timeout time.Duration, name string, args ...string) st
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot(t), "scripts", name), args...)
+	stopGently(cmd)
 	cmd.Dir = repoRoot(t)
 	cmd.Env = append(os.Environ(), "BOARD_UP_STDIN=/dev/null")
 	out, err := cmd.CombinedOutput()
@@ -63,6 +65,14 @@ func script(t *testing.T, timeout time.Duration, name string, args ...string) st
 		t.Fatalf("scripts/%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+// stopGently makes a command's context end it with SIGTERM, SIGKILL only 20 s later:
+// board-up's trap (QEMU, the peer, the namespace it made) runs on TERM, never on KILL,
+// and a test that times out must not leave a namespace behind.
+func stopGently(cmd *exec.Cmd) {
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 20 * time.Second
 }
 
 // section returns what the uinit printed between the markers of one step.
@@ -418,6 +428,7 @@ func TestDHCPAndBadCmdline(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot(t), "scripts", "board-up"), "zc702", "--job", "show", "--peer", "none",
 		"--append", "linerate.run=fly linerate.after=explode", "--timeout", "25", "--log", logFile)
+	stopGently(cmd)
 	cmd.Dir = repoRoot(t)
 	cmd.Env = append(os.Environ(), "BOARD_UP_STDIN=/dev/null")
 	out, _ := cmd.CombinedOutput()

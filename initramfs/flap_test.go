@@ -29,6 +29,7 @@ func bootFlapping(t *testing.T, timeout time.Duration, logFile, sock string, fla
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot(t), "scripts", "board-up"), append([]string{board}, append(args, "--log", logFile, "--monitor", sock)...)...)
+	stopGently(cmd)
 	cmd.Dir = repoRoot(t)
 	cmd.Env = append(os.Environ(), "BOARD_UP_STDIN=/dev/null")
 	var out strings.Builder

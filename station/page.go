@@ -177,71 +177,13 @@ var palette = []string{"#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#c62828", "#
 // and is left out), a dot per report, red when the report failed; the legend below the
 // plot, as wide as the chart, so no name is cut.
 func chart(rows []*row) template.HTML {
-	type pt struct {
-		t    time.Time
-		v    float64
-		fail bool
-	}
-	type key struct {
-		board string
-		up    bool
-	}
-	byKey := map[key][]pt{}
-	var tmin, tmax time.Time
-	vmax := 0.0
-	for _, x := range rows {
-		for _, d := range []struct {
-			up bool
-			v  float64
-		}{{true, x.TCPUp}, {false, x.TCPDown}} {
-			if math.IsNaN(d.v) {
-				continue
-			}
-			k := key{x.Board, d.up}
-			byKey[k] = append(byKey[k], pt{x.Received, d.v, x.Verdict != "PASS"})
-			if tmin.IsZero() || x.Received.Before(tmin) {
-				tmin = x.Received
-			}
-			if x.Received.After(tmax) {
-				tmax = x.Received
-			}
-			vmax = math.Max(vmax, d.v)
-		}
-	}
-	series := map[string][]pt{}
-	count := map[string]int{}
-	for k, pts := range byKey {
-		name := k.board + " TCP " + map[bool]string{true: "up", false: "down"}[k.up]
-		series[name], count[name] = pts, len(pts)
-	}
+	series, count, tmin, tmax, vmax := chartSeries(rows)
 	if len(series) == 0 {
 		return template.HTML(`<p>No TCP throughput yet: the chart shows the TCP iperf3 steps' Mbit/s per board type and direction over time.</p>`)
 	}
 	names := sortedKeys(series)
-	// Past a few hundred reports a series is drawn as the mean of each of maxPoints
-	// stretches of time (red when a report in it failed): a point per report of a year
-	// would be a page of megabytes that says less.
-	const maxPoints = 300
 	for _, name := range names {
-		pts := series[name]
-		if len(pts) <= maxPoints {
-			continue
-		}
-		var out []pt
-		width := tmax.Sub(tmin) / maxPoints
-		for start := 0; start < len(pts); {
-			end := start
-			edge := pts[start].t.Add(width)
-			sum, fail := 0.0, false
-			for end < len(pts) && (pts[end].t.Before(edge) || end == start) {
-				sum += pts[end].v
-				fail = fail || pts[end].fail
-				end++
-			}
-			out = append(out, pt{pts[start].t, sum / float64(end-start), fail})
-			start = end
-		}
-		series[name] = out
+		series[name] = thin(series[name], tmin, tmax)
 	}
 	const W, L, R, T, P = 900.0, 60.0, 20.0, 24.0, 200.0 // P: the plot's height
 	legend := float64(len(names)+1) * 18
@@ -294,6 +236,65 @@ func chart(rows []*row) template.HTML {
 	fmt.Fprintf(&b, `<circle cx="%.0f" cy="%.0f" r="4" fill="#c62828"/><text x="%.0f" y="%.0f" font-size="12">FAIL report</text>`, L+5, ly+5, L+14, ly+9)
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// chartPt is one report's figure on the chart.
+type chartPt struct {
+	t    time.Time
+	v    float64
+	fail bool
+}
+
+// chartSeries is the chart's data: a series per board type and direction ("zc702 TCP
+// up") in the order of the rows, its number of reports, the time span and the top value.
+func chartSeries(rows []*row) (series map[string][]chartPt, count map[string]int, tmin, tmax time.Time, vmax float64) {
+	series, count = map[string][]chartPt{}, map[string]int{}
+	for _, x := range rows {
+		for _, d := range []struct {
+			dir string
+			v   float64
+		}{{"up", x.TCPUp}, {"down", x.TCPDown}} {
+			if math.IsNaN(d.v) {
+				continue
+			}
+			name := x.Board + " TCP " + d.dir
+			series[name] = append(series[name], chartPt{x.Received, d.v, x.Verdict != "PASS"})
+			count[name]++
+			if tmin.IsZero() || x.Received.Before(tmin) {
+				tmin = x.Received
+			}
+			if x.Received.After(tmax) {
+				tmax = x.Received
+			}
+			vmax = math.Max(vmax, d.v)
+		}
+	}
+	return series, count, tmin, tmax, vmax
+}
+
+// thin draws a series of more than a few hundred reports as the mean of each of
+// maxPoints stretches of time (red when a report in it failed): a point per report of
+// a year would be a page of megabytes that says less.
+func thin(pts []chartPt, tmin, tmax time.Time) []chartPt {
+	const maxPoints = 300
+	if len(pts) <= maxPoints {
+		return pts
+	}
+	var out []chartPt
+	width := tmax.Sub(tmin) / maxPoints
+	for start := 0; start < len(pts); {
+		end := start
+		edge := pts[start].t.Add(width)
+		sum, fail := 0.0, false
+		for end < len(pts) && (pts[end].t.Before(edge) || end == start) {
+			sum += pts[end].v
+			fail = fail || pts[end].fail
+			end++
+		}
+		out = append(out, chartPt{pts[start].t, sum / float64(end-start), fail})
+		start = end
+	}
+	return out
 }
 
 // tick is a time axis mark.

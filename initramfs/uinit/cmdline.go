@@ -92,103 +92,111 @@ func splitCmdline(s string) []string {
 func ParseCmdline(s string) (Config, []Problem) {
 	c := Config{Run: "shell", After: "shell"}
 	var probs []Problem
-	seen := map[string]bool{}
 	for _, w := range splitCmdline(s) {
 		k, v, hasV := strings.Cut(w, "=")
 		key, ok := strings.CutPrefix(k, "linerate.")
-		if !ok {
-			continue
-		}
-		seen[key] = true
-		if !hasV || v == "" {
+		switch {
+		case !ok:
+		case !hasV || v == "":
 			probs = append(probs, Problem{key, "has no value"})
-			continue
-		}
-		switch key {
-		case "iface":
-			c.Iface = v
-		case "ip":
-			c.IP = v
-			if v != "dhcp" {
-				p, err := netip.ParsePrefix(v)
-				if err != nil {
-					probs = append(probs, Problem{key, fmt.Sprintf("%q is neither dhcp nor ADDR/LEN (e.g. 198.18.0.2/24)", v)})
-					c.IP = ""
-					continue
-				}
-				c.Prefix = p
-			}
-		case "peer":
-			a, err := netip.ParseAddr(v)
-			if err != nil {
-				probs = append(probs, Problem{key, fmt.Sprintf("%q is not an IP address", v)})
-				continue
-			}
-			c.Peer = a
-		case "run":
-			if _, ok := Jobs[v]; !ok {
-				probs = append(probs, Problem{key, fmt.Sprintf("unknown job %q (known: %s)", v, strings.Join(jobNames(), ", "))})
-				continue
-			}
-			c.Run = v
-		case "after":
-			switch v {
-			case "shell", "poweroff", "reboot":
-				c.After = v
-			default:
-				probs = append(probs, Problem{key, fmt.Sprintf("%q: want shell, poweroff or reboot", v)})
-			}
-		case "profile":
-			c.Profile = v
-		case "plan":
-			c.Plan = v
-		case "station":
-			if !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
-				probs = append(probs, Problem{key, fmt.Sprintf("%q: want the station's report URL, http://ADDR:PORT/api/reports", v)})
-				continue
-			}
-			c.Station = v
-		case "token":
-			c.Token = v
-		case "insecure_token":
-			if v != "1" && v != "0" {
-				probs = append(probs, Problem{key, fmt.Sprintf("%q: want 1 (send the token over http too) or 0", v)})
-				continue
-			}
-			c.InsecureToken = v == "1"
-		case "ports":
-			c.Ports = nil
-			for _, p := range strings.Split(v, ",") {
-				name, addr, ok := strings.Cut(p, ":")
-				pfx, err := netip.ParsePrefix(addr)
-				if !ok || err != nil || name == "" || len(name) > 15 || strings.ContainsAny(name, "/ ") {
-					probs = append(probs, Problem{key, fmt.Sprintf("%q: want IFACE:ADDR/LEN[,IFACE:ADDR/LEN...] (eth1:198.18.6.2/24)", p)})
-					c.Ports = nil
-					break
-				}
-				c.Ports = append(c.Ports, PortConfig{name, pfx})
-			}
-		case "fixture":
-			if len(v) > 64 || strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
-				probs = append(probs, Problem{key, fmt.Sprintf("%q: want up to 64 letters, digits, '.', '_' or '-'", v)})
-			}
-		case "prompt":
-			if v != "serial" {
-				probs = append(probs, Problem{key, fmt.Sprintf("%q: want serial (the validate job asks the operator for it)", v)})
-				continue
-			}
-			c.Prompt = v
-		case "serial":
-			// validate reads it from /proc/cmdline itself (its source: the kernel command
-			// line); checked here so a bad one is said at boot.
-			if len(v) > 64 || strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
-				probs = append(probs, Problem{key, fmt.Sprintf("%q: want up to 64 letters, digits, '.', '_' or '-'", v)})
-			}
 		default:
-			probs = append(probs, Problem{key, "unknown parameter (known: iface, ip, peer, run, after, profile, plan, station, token, serial, fixture, prompt, ports)"})
+			if msg := c.set(key, v); msg != "" {
+				probs = append(probs, Problem{key, msg})
+			}
 		}
 	}
-	// What the job needs.
+	probs = append(probs, c.missing()...)
+	if len(probs) > 0 {
+		// The operator must see the problem and fix it: stay at the shell.
+		c.Run, c.After = "shell", "shell"
+	}
+	return c, probs
+}
+
+// set takes one parameter's value; what is wrong with it is said, "" when nothing.
+func (c *Config) set(key, v string) string {
+	switch key {
+	case "iface":
+		c.Iface = v
+	case "ip":
+		c.IP = v
+		if v != "dhcp" {
+			p, err := netip.ParsePrefix(v)
+			if err != nil {
+				c.IP = ""
+				return fmt.Sprintf("%q is neither dhcp nor ADDR/LEN (e.g. 198.18.0.2/24)", v)
+			}
+			c.Prefix = p
+		}
+	case "peer":
+		a, err := netip.ParseAddr(v)
+		if err != nil {
+			return fmt.Sprintf("%q is not an IP address", v)
+		}
+		c.Peer = a
+	case "run":
+		if _, ok := Jobs[v]; !ok {
+			return fmt.Sprintf("unknown job %q (known: %s)", v, strings.Join(jobNames(), ", "))
+		}
+		c.Run = v
+	case "after":
+		switch v {
+		case "shell", "poweroff", "reboot":
+			c.After = v
+		default:
+			return fmt.Sprintf("%q: want shell, poweroff or reboot", v)
+		}
+	case "profile":
+		c.Profile = v
+	case "plan":
+		c.Plan = v
+	case "station":
+		if !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
+			return fmt.Sprintf("%q: want the station's report URL, http://ADDR:PORT/api/reports", v)
+		}
+		c.Station = v
+	case "token":
+		c.Token = v
+	case "insecure_token":
+		if v != "1" && v != "0" {
+			return fmt.Sprintf("%q: want 1 (send the token over http too) or 0", v)
+		}
+		c.InsecureToken = v == "1"
+	case "ports":
+		c.Ports = nil
+		for _, p := range strings.Split(v, ",") {
+			name, addr, ok := strings.Cut(p, ":")
+			pfx, err := netip.ParsePrefix(addr)
+			if !ok || err != nil || name == "" || len(name) > 15 || strings.ContainsAny(name, "/ ") {
+				c.Ports = nil
+				return fmt.Sprintf("%q: want IFACE:ADDR/LEN[,IFACE:ADDR/LEN...] (eth1:198.18.6.2/24)", p)
+			}
+			c.Ports = append(c.Ports, PortConfig{name, pfx})
+		}
+	case "fixture":
+		if len(v) > 64 || strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
+			return fmt.Sprintf("%q: want up to 64 letters, digits, '.', '_' or '-'", v)
+		}
+	case "prompt":
+		if v != "serial" {
+			return fmt.Sprintf("%q: want serial (the validate job asks the operator for it)", v)
+		}
+		c.Prompt = v
+	case "serial":
+		// validate reads it from /proc/cmdline itself (its source: the kernel command
+		// line); checked here so a bad one is said at boot.
+		if len(v) > 64 || strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
+			return fmt.Sprintf("%q: want up to 64 letters, digits, '.', '_' or '-'", v)
+		}
+	default:
+		return "unknown parameter (known: iface, ip, peer, run, after, profile, plan, station, token, serial, fixture, prompt, ports)"
+	}
+	return ""
+}
+
+// missing is what the job needs and the command line did not give.
+func (c *Config) missing() []Problem {
+	var probs []Problem
 	if c.Run == "demo" || c.Run == "e2e" {
 		if !c.Peer.IsValid() {
 			probs = append(probs, Problem{"peer", fmt.Sprintf("job %s needs the station's address: linerate.peer=ADDR", c.Run)})
@@ -205,11 +213,7 @@ func ParseCmdline(s string) (Config, []Problem) {
 			probs = append(probs, Problem{"ip", "job validate needs an address on the port: linerate.ip=ADDR/LEN or linerate.ip=dhcp"})
 		}
 	}
-	if len(probs) > 0 {
-		// The operator must see the problem and fix it: stay at the shell.
-		c.Run, c.After = "shell", "shell"
-	}
-	return c, probs
+	return probs
 }
 
 func jobNames() []string {
