@@ -235,7 +235,11 @@ func TestIperf3TextAsStock(t *testing.T) {
 		struct {
 			name string
 			args []string
-		}{"udp-reverse-verbose", []string{"-u", "-b", "10M", "-R", "-V"}})
+		}{"udp-reverse-verbose", []string{"-u", "-b", "10M", "-R", "-V"}},
+		struct {
+			name string
+			args []string
+		}{"no-intervals", []string{"-i", "0", "-P", "2"}})
 	for _, m := range modes {
 		m.args = append(append([]string(nil), m.args...), "-t", "2")
 		if !slices.Contains(m.args, "-b") {
@@ -245,6 +249,9 @@ func TestIperf3TextAsStock(t *testing.T) {
 			var srvExtra []string
 			if slices.Contains(m.args, "-V") {
 				srvExtra = []string{"-V"}
+			}
+			if slices.Contains(m.args, "-i") {
+				srvExtra = append(srvExtra, "-i", "0") // both ends: the whole test is one interval
 			}
 			wait := stockServer(t, srv, srvExtra...)
 			stock, _ := cli.Try("iperf3", append([]string{"-c", "198.18.2.2"}, m.args...)...)
@@ -258,11 +265,7 @@ func TestIperf3TextAsStock(t *testing.T) {
 			wait()
 			sameLayout(t, "client", stock, ours)
 
-			srvArgs := []string{"iperf3", "-s", "-1"}
-			if slices.Contains(m.args, "-V") {
-				srvArgs = append(srvArgs, "-V")
-			}
-			cmd, out, _ := linerateIn(t, srv, srvArgs...)
+			cmd, out, _ := linerateIn(t, srv, append([]string{"iperf3", "-s", "-1"}, srvExtra...)...)
 			waitListen(srv, "5201")
 			cli.Try("iperf3", append([]string{"-c", "198.18.2.2"}, m.args...)...)
 			waitOrKill(cmd, 30*time.Second)

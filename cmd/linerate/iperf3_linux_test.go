@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -243,7 +244,7 @@ func TestIperf3Interop(t *testing.T) {
 }
 
 // TestIperf3Busy: a second client while a test runs gets ACCESS_DENIED from our server,
-// as from iperf3, and the stock client says so.
+// as from iperf3, and the stock client says so; ours says it in the same words.
 func TestIperf3Busy(t *testing.T) {
 	cli, srv := iperfPair(t)
 	wait := runOurServer(t, srv)
@@ -254,7 +255,8 @@ func TestIperf3Busy(t *testing.T) {
 	}()
 	time.Sleep(700 * time.Millisecond)
 	out, err := cli.Try("iperf3", "-c", "198.18.2.2", "-t", "1")
-	if err == nil || !strings.Contains(out+err.Error(), "busy") {
+	const busy = "iperf3: error - the server is busy running a test. try again later\n"
+	if err == nil || !strings.Contains(out+err.Error(), busy) {
 		t.Errorf("second client: %v %s; want the server-busy error", err, out)
 	}
 	// Our client says the same of a busy server.
@@ -264,7 +266,7 @@ func TestIperf3Busy(t *testing.T) {
 		_, errOut, code = runCLI(t, "iperf3", "-c", "198.18.2.2", "-t", "1")
 		return nil
 	})
-	if code != 1 || !strings.Contains(errOut, "busy") {
+	if code != 1 || errOut != busy {
 		t.Errorf("linerate client against a busy server: exit %d, %q", code, errOut)
 	}
 	if err := <-first; err != nil {
@@ -281,7 +283,7 @@ func TestIperf3ClientErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-c", "198.18.2.2", "-t", "1"}, "connection refused"},
+		{[]string{"-c", "198.18.2.2", "-t", "1"}, "iperf3: error - unable to connect to server: Connection refused\n"},
 		{[]string{"-c", "198.18.2.77", "-t", "1", "--connect-timeout", "500"}, "unable to connect"},
 	} {
 		start := time.Now()
@@ -295,7 +297,36 @@ func TestIperf3ClientErrors(t *testing.T) {
 			t.Errorf("%v: exit %d after %v, %q", tc.args, code, time.Since(start), errOut)
 		}
 	}
-	for _, args := range [][]string{{"iperf3"}, {"iperf3", "-s", "-c", "x"}, {"iperf3", "-c", "h", "-P", "0"}, {"iperf3", "-c", "h", "-l", "2M"}, {"iperf3", "-c", "h", "-b", "fast"}} {
-		wantBadInput(t, args, "")
+	// Parameter errors as stock iperf3 gives them: exit 1, "iperf3: parameter error - "
+	// and its words where it has them; then linerate's two usage lines, on stderr
+	// (stock prints its whole help on stdout).
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "must either be a client (-c) or server (-s)"},
+		{[]string{"-s", "-c", "x"}, "cannot be both server and client"},
+		{[]string{"-c", "h", "-P", "129"}, "number of parallel streams too large (maximum = 128)"},
+		{[]string{"-c", "h", "-l", "2M"}, "block size too large (maximum = 1048576 bytes)"},
+		{[]string{"-c", "h", "-P", "0"}, "-P 0: want 1..128"},
+		{[]string{"-c", "h", "-b", "fast"}, `-b "fast": "fast" is not a size (a number with an optional K, M, G or T`},
+	} {
+		out, errOut, code := runCLI(t, append([]string{"iperf3"}, tc.args...)...)
+		lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+		if code != 1 || out != "" || len(lines) != 3 || !strings.HasPrefix(lines[0], "iperf3: parameter error - "+tc.want) || !strings.HasPrefix(lines[1], "Usage: linerate iperf3 ") {
+			t.Errorf("iperf3 %v: exit %d, stdout %q, stderr %q; want exit 1 and %q then the usage", tc.args, code, out, errOut, "iperf3: parameter error - "+tc.want)
+		}
+		if tc.want[0] == '-' {
+			continue // a value stock iperf3 takes (-P 0 runs one stream; -b fast is 0)
+		}
+		// Stock iperf3 exits 1 with the same words.
+		cmd := exec.Command("iperf3", tc.args...)
+		var stockErr strings.Builder
+		cmd.Stderr = &stockErr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.HasPrefix(stockErr.String(), "iperf3: parameter error - "+tc.want) {
+			t.Errorf("stock iperf3 %v: %v, %q; the test's words are not stock's", tc.args, err, stockErr.String())
+		}
 	}
 }

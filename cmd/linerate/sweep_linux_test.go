@@ -334,7 +334,7 @@ func TestSweepNoPointMeasured(t *testing.T) {
 	for _, cmd := range []string{"sweep", "autotune"} {
 		o := cliIn(a, cmd, "a0", "--knob", "sysctl.net.ipv4.tcp_rmem", "--values", "4096 4096 4096;4096 65536 65536",
 			"--iperf3", "198.18.7.2:5299", "--duration", "1s", "--state-dir", state)
-		if o.code != 1 || !strings.Contains(o.stderr, "no value of sysctl.net.ipv4.tcp_rmem") || !strings.Contains(o.stderr, "connection refused") {
+		if o.code != 1 || !strings.Contains(o.stderr, "no value of sysctl.net.ipv4.tcp_rmem") || !strings.Contains(o.stderr, "unable to connect to server: Connection refused") {
 			t.Errorf("%s with no server: exit %d, want 1 saying no value was measured:\n%s%s", cmd, o.code, o.stdout, o.stderr)
 		}
 		if got := rmemOf(t, a); got != before {

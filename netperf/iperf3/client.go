@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -20,7 +21,7 @@ type Client struct {
 	Port           int
 	Bind           string // local address (-B)
 	Params         Params
-	Interval       time.Duration // reporting interval (-i); 0: none
+	Interval       time.Duration // reporting interval (-i); 0: one for the whole test (-i 0)
 	ConnectTimeout time.Duration
 	Version        string
 	// Text, when set, receives iperf3's human output as the test runs.
@@ -49,24 +50,72 @@ type ServerError struct {
 	Errno  int32
 }
 
+// Error is the refusal in stock iperf3's words (iperf_strerror), the server's errno
+// after it as iperf3 adds it.
 func (e *ServerError) Error() string {
 	switch e.State {
 	case AccessDenied:
-		return "the server is busy running a test; try again later"
+		return "the server is busy running a test. try again later"
 	case ServerTerminate:
 		return "the server has terminated"
 	}
-	msg := map[int32]string{ieNumStreams: "number of parallel streams too large", ieBlockSize: "block size too large",
+	msg := map[int32]string{ieNumStreams: "number of parallel streams too large (maximum = 128)", ieBlockSize: "block size too large (maximum = 1048576 bytes)",
 		ieTotalRate: "total required bandwidth is larger than server limit", ieAffinity: "unable to set CPU affinity",
 		ieAuthTest:     "test authorization failed",
-		ieUDPBlockSize: "UDP block size invalid", ieMaxDuration: "test duration too long", ieRecvParams: "the server could not read the parameters"}[e.IErrno]
+		ieUDPBlockSize: "block size invalid (minimum = 16 bytes, maximum = 65507 bytes)", ieMaxDuration: "client's requested duration exceeds the server's maximum permitted limit",
+		ieRecvParams: "unable to receive parameters from client"}[e.IErrno]
 	if msg == "" {
-		msg = "error " + strconv.Itoa(int(e.IErrno))
+		msg = "int_errno=" + strconv.Itoa(int(e.IErrno))
 	}
 	if e.Errno != 0 {
-		msg += ": " + syscall.Errno(e.Errno).Error()
+		msg += ": " + capitalise(syscall.Errno(e.Errno).Error())
 	}
-	return "server error: " + msg
+	return msg
+}
+
+// InterruptError is a test the client was stopped in (ctx ended: Ctrl-C, SIGTERM);
+// the server was told CLIENT_TERMINATE. It says so in iperf3's words.
+type InterruptError struct{ Err error }
+
+func (e *InterruptError) Error() string { return "interrupt - the client has terminated" }
+func (e *InterruptError) Unwrap() error { return e.Err }
+
+// ConnectError is a control connection that could not be made, in stock iperf3's words
+// ("unable to connect to server: Connection refused"): scripts grep for them. Addr is
+// the server's address, for callers that name it.
+type ConnectError struct {
+	Addr string
+	Err  error
+}
+
+func (e *ConnectError) Error() string { return "unable to connect to server: " + Strerror(e.Err) }
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// Strerror says err as the C library does to iperf3 (strerror, gai_strerror): an errno
+// as its capitalised text, a name not found as "Name or service not known", a name that
+// could not be looked up (no DNS server reachable) as "Resource temporarily unavailable",
+// the errno getaddrinfo leaves then; a timeout as ETIMEDOUT's text.
+func Strerror(err error) string {
+	var dns *net.DNSError
+	var errno syscall.Errno
+	switch {
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return "Name or service not known"
+	case errors.As(err, &dns):
+		return "Resource temporarily unavailable"
+	case errors.As(err, &errno):
+		return capitalise(errno.Error())
+	case errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
+		return capitalise(syscall.ETIMEDOUT.Error())
+	}
+	return err.Error()
+}
+
+func capitalise(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }
 
 func readState(c net.Conn) (int8, error) {
@@ -123,7 +172,9 @@ func (c *Client) Run(ctx context.Context) (*Report, error) {
 		return rep, err
 	}
 	defer ctrl.Close()
-	stopWatch := context.AfterFunc(ctx, func() { ctrl.Close() })
+	// Stopped (Ctrl-C): the reads on the control connection return at once, and it
+	// stays open to tell the server CLIENT_TERMINATE.
+	stopWatch := context.AfterFunc(ctx, func() { ctrl.SetReadDeadline(time.Unix(1, 0)) })
 	defer stopWatch()
 	cookie := NewCookie()
 	rep.Start.Cookie = string(cookie[:CookieSize-1])
@@ -193,7 +244,7 @@ func (c *Client) connect(ctx context.Context, p *Params, addr string, port int, 
 	}
 	ctrl, err := d.DialContext(ctx, "tcp"+c.Family, addr)
 	if err != nil {
-		return nil, fmt.Errorf("unable to connect to server %s: %w", addr, err)
+		return nil, &ConnectError{Addr: addr, Err: err}
 	}
 	_, _, ctrlMSS := socketBufs(ctrl)
 	if c.Verbose {
@@ -238,6 +289,9 @@ func (s *clientSession) exchange(ctx context.Context) error {
 			st, pending = pending[0], pending[1:]
 		} else {
 			s.ctrl.SetReadDeadline(time.Now().Add(s.timeout + 20*time.Second))
+			if ctx.Err() != nil {
+				s.ctrl.SetReadDeadline(time.Unix(1, 0)) // stopped since the watch set it
+			}
 			var err error
 			if st, err = readState(s.ctrl); err != nil {
 				if ctx.Err() != nil {
@@ -275,6 +329,14 @@ func (s *clientSession) state(ctx context.Context, st int8) (next int8, done boo
 		text.verboseStarting(s.p)
 	case TestRunning:
 		next, err := c.runTest(ctx, ctrl, t, rep, text)
+		var se *ServerError
+		if errors.As(err, &se) && se.State == ServerTerminate || errors.As(err, new(*InterruptError)) {
+			// Cut short by either side: what this side counted, as iperf3 reports it.
+			local := t.localResults(s.cpu, t.congestion)
+			rep.End = t.buildEnd(silentPeer(local), local)
+			text.otherRetr = false // no results came: the other side's retransmits unknown
+			text.summary(rep)
+		}
 		return next, false, err
 	case ExchangeResults:
 		local := t.localResults(s.cpu, t.congestion)
@@ -285,10 +347,13 @@ func (s *clientSession) state(ctx context.Context, st int8) (next int8, done boo
 		if err != nil {
 			return 0, false, err
 		}
-		if len(remote.ServerOutputJSON) > 0 {
-			rep.ServerOutputJSON = remote.ServerOutputJSON
+		if s.p.GetServerOutput {
+			// A server's output only when asked for (--get-server-output), as iperf3.
+			if len(remote.ServerOutputJSON) > 0 {
+				rep.ServerOutputJSON = remote.ServerOutputJSON
+			}
+			rep.ServerOutputText = remote.ServerOutputText
 		}
-		rep.ServerOutputText = remote.ServerOutputText
 	case DisplayResults:
 		writeState(ctrl, IperfDone)
 		text.summary(rep)
@@ -480,12 +545,16 @@ func (c *Client) runTest(ctx context.Context, ctrl net.Conn, t *test, rep *Repor
 		rep.Intervals = append(rep.Intervals, iv)
 		text.interval(iv)
 	})
+	<-done // runStreams also returns on ctx's end: the watcher's verdict is read after it is written
 	t.end()
+	if ctx.Err() != nil {
+		// Stopped: the server is told, as iperf3's client tells it on SIGINT.
+		ctrl.SetWriteDeadline(time.Now().Add(time.Second))
+		writeState(ctrl, ClientTerminate)
+		return 0, &InterruptError{Err: ctx.Err()}
+	}
 	if runErr != nil {
-		if ctx.Err() == nil {
-			return 0, runErr
-		}
-		return 0, fmt.Errorf("test stopped: %w", runErr)
+		return 0, runErr
 	}
 	if early != nil {
 		if early.err != nil {

@@ -50,6 +50,15 @@ type Server struct {
 	BindDev string
 	// Verbose adds iperf3 -V's lines to Text.
 	Verbose bool
+	// Interval is the time between interval reports (-i): 0 is iperf3's 1 s, negative
+	// none but the one for the whole test (-i 0).
+	Interval time.Duration
+	// sendOutputUnasked sends the server's output whether asked or not: a server
+	// that does (the tests' hostile peer) must not make the client print it.
+	sendOutputUnasked bool
+	// Errors, when set, gets a test's end in stock iperf3's words when it ends early
+	// ("iperf3: the client has terminated"), as iperf3's server writes it to stderr.
+	Errors io.Writer
 	// Auth, when set, admits only clients whose token it accepts (IEAUTHTEST).
 	Auth *Authenticator
 	// BitrateLimit refuses a test whose total rate asked for, or measured over a
@@ -195,6 +204,10 @@ func (s *Server) handleConn(ctx context.Context, ac acceptedConn, ln *net.TCPLis
 		if rep != nil {
 			rep.Error = err.Error()
 		}
+		if s.Errors != nil && s.JSON == nil && !errors.Is(err, ErrServerInterrupt) {
+			// The server's own interrupt is said once, by whoever stops it.
+			fmt.Fprintf(s.Errors, "iperf3: %s\n", stockServerText(err))
+		}
 	}
 	if rep != nil && s.JSON != nil {
 		s.JSON(rep)
@@ -224,6 +237,34 @@ func (s *Server) banner(a net.Addr) {
 	s.mu.Unlock()
 	_, port := addrParts(a)
 	fmt.Fprintf(s.Text, "-----------------------------------------------------------\nServer listening on %d (test #%d)\n-----------------------------------------------------------\n", port, n)
+}
+
+// ErrServerInterrupt ends a test the server was stopped in (SIGINT, SIGTERM): the
+// client is told SERVER_TERMINATE, and iperf3 says this as the server exits.
+var ErrServerInterrupt = errors.New("interrupt - the server has terminated")
+
+// errClientTerminated is a client's CLIENT_TERMINATE (its Ctrl-C) during the test.
+var errClientTerminated = errors.New("the client has terminated")
+
+// stockServerText is a test's early end as iperf3's server prints it.
+func stockServerText(err error) string {
+	switch {
+	case errors.Is(err, errClientTerminated):
+		return err.Error()
+	case errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET):
+		return "the client has unexpectedly closed the connection"
+	}
+	return "error - " + err.Error()
+}
+
+func (s *Server) interval() time.Duration {
+	switch {
+	case s.Interval < 0:
+		return 0
+	case s.Interval == 0:
+		return time.Second
+	}
+	return s.Interval
 }
 
 func (s *Server) idle() time.Duration {
@@ -296,10 +337,11 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 		defer close(done)
 		endErr = waitTestEnd(ctx, ctrl, t, idle)
 	}()
-	t.runStreams(ctx, time.Second, done, func(iv Interval) {
+	t.runStreams(ctx, s.interval(), done, func(iv Interval) {
 		rep.Intervals = append(rep.Intervals, iv)
 		text.interval(iv)
 	})
+	<-done // runStreams also returns on ctx's end: the watcher's verdict is read after it is written
 	if endErr == nil {
 		t.settle()
 	}
@@ -311,6 +353,12 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 	if endErr != nil {
 		if ctx.Err() != nil {
 			writeState(ctrl, ServerTerminate)
+			endErr = ErrServerInterrupt
+		}
+		if errors.Is(endErr, ErrServerInterrupt) || errors.Is(endErr, errClientTerminated) {
+			// What this side counted, as iperf3 reports a test cut short.
+			rep.End = t.buildEnd(nil, t.localResults(cpu, t.congestion))
+			text.summary(rep)
 		}
 		return rep, endErr
 	}
@@ -444,7 +492,7 @@ func waitTestEnd(ctx context.Context, ctrl net.Conn, t *test, idle time.Duration
 				t.markEnd(time.Now())
 				return nil
 			case r.state == ClientTerminate:
-				return errors.New("the client terminated the test")
+				return errClientTerminated
 			}
 			return fmt.Errorf("unexpected state %d from the client during the test", r.state)
 		case <-ctx.Done():
@@ -475,7 +523,7 @@ func (s *Server) exchangeResults(ctrl net.Conn, t *test, cpu cpuMark, idle time.
 	if _, err := t.peerResults(ctrl, "client", local, rep); err != nil {
 		return err
 	}
-	if t.p.GetServerOutput {
+	if t.p.GetServerOutput || s.sendOutputUnasked {
 		if s.JSON != nil {
 			b, _ := json.Marshal(rep)
 			local.ServerOutputJSON = b

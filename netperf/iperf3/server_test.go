@@ -314,7 +314,11 @@ func TestNoIntervalLost(t *testing.T) {
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}
-		if n := len(rep.Intervals); n != 4 || rep.Intervals[n-1].Sum.End < 0.95 || rep.Intervals[n-1].Sum.End > 1.1 {
+		// Four, the last ending at 1 s; a fifth only as the remnant of an end that a
+		// loaded machine delayed past a tenth of an interval (stock prints it too).
+		n := len(rep.Intervals)
+		remnant := n == 5 && rep.Intervals[4].Sum.Seconds < 0.1 && rep.Intervals[3].Sum.End >= 0.95
+		if n != 4 && !remnant || n > 0 && (rep.Intervals[n-1].Sum.End < 0.95 || rep.Intervals[n-1].Sum.End > 1.1) {
 			t.Errorf("run %d (-P %d): %d intervals, the last ending at %.3f s; want 4, the last at 1 s", i, 1+i%2, n, lastEnd(rep))
 		}
 	}
@@ -371,5 +375,41 @@ func TestParamsOfEveryVersion(t *testing.T) {
 	m, _ := decodeObject([]byte(`{"sctp":true,"time":1,"parallel":1}`))
 	if _, err := parseParams(m); err == nil {
 		t.Error("an SCTP test accepted")
+	}
+}
+
+// TestServerOutputOnlyAsked: a server that sends its output unasked does not make the
+// client print it (stock iperf3 prints it only with --get-server-output); asked, it does.
+func TestServerOutputOnlyAsked(t *testing.T) {
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srvText bytes.Buffer
+	var mu sync.Mutex
+	srv := &Server{Version: "test", Text: lockedWriter{&mu, &srvText}, sendOutputUnasked: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.Serve(ctx, ln); close(done) }()
+	defer func() { cancel(); ln.Close(); <-done }()
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	p, _ := strconv.Atoi(port)
+	for _, asked := range []bool{false, true} {
+		var out bytes.Buffer
+		c := &Client{Host: host, Port: p, Version: "test", Text: &out, Params: Params{Time: 1, Bandwidth: 10e6, GetServerOutput: asked}}
+		rep, err := c.Run(context.Background())
+		var busy *ServerError
+		for try := 0; errors.As(err, &busy) && busy.State == AccessDenied && try < 50; try++ {
+			time.Sleep(100 * time.Millisecond)
+			out.Reset()
+			rep, err = c.Run(context.Background())
+		}
+		if err != nil {
+			t.Fatalf("asked %v: %v", asked, err)
+		}
+		printed := strings.Contains(out.String(), "Server output:")
+		if printed != asked || (rep.ServerOutputText != "") != asked {
+			t.Errorf("asked %v: printed %v, in the report %q:\n%s", asked, printed, rep.ServerOutputText, out.String())
+		}
 	}
 }

@@ -17,8 +17,9 @@ type intervalState struct {
 	errors  map[int]int64
 }
 
-// runStreams runs the streams from TEST_RUNNING until done fires, calling onInterval every
-// interval (0: no intervals) and ending the omit period after p.Omit seconds.
+// runStreams runs the streams from TEST_RUNNING until done fires or ctx ends, calling
+// onInterval every interval (0: once, for the whole test) and at the end for the part
+// since the last, and ending the omit period after p.Omit seconds.
 func (t *test) runStreams(ctx context.Context, interval time.Duration, done <-chan struct{}, onInterval func(Interval)) {
 	t.start = time.Now()
 	t.omitEnd = t.start
@@ -40,18 +41,9 @@ func (t *test) runStreams(ctx context.Context, interval time.Duration, done <-ch
 	for {
 		select {
 		case <-done:
-			// The last interval, cut short by the end of the test: reported as iperf3
-			// does (iperf_print_intermediate) unless it is under a tenth of an interval,
-			// the remnant of a tick that came just before the end. Without this, an end
-			// that beat the last tick by a hair lost that whole interval. A test shorter
-			// than one interval (-F of a small file) reports it if any byte moved.
-			now := time.Now()
-			if onInterval != nil && interval > 0 && (now.Sub(st.last) >= interval/10 || st.last.Equal(t.start) && t.movedSince(st)) {
-				onInterval(t.interval(st, now, omitEnd != nil && t.p.Omit > 0))
-			}
-			return
 		case <-ctx.Done():
-			return
+			// Interrupted: the interval so far is reported too, as iperf3's
+			// iperf_got_sigend reports it.
 		case <-omitEnd:
 			for _, s := range t.streams {
 				s.endOmit()
@@ -66,11 +58,24 @@ func (t *test) runStreams(ctx context.Context, interval time.Duration, done <-ch
 				s.mu.Unlock()
 			}
 			omitEnd = nil
+			continue
 		case now := <-tick:
 			if onInterval != nil {
 				onInterval(t.interval(st, now, omitEnd != nil && t.p.Omit > 0))
 			}
+			continue
 		}
+		// The last interval, cut short by the end of the test: reported as iperf3 does
+		// (iperf_print_intermediate) unless it is under a tenth of an interval, the
+		// remnant of a tick that came just before the end. Without this, an end that
+		// beat the last tick by a hair lost that whole interval. A test shorter than one
+		// interval (-F of a small file) reports it if any byte moved; with no interval
+		// (-i 0) the whole test is the one interval, as iperf3 prints it.
+		now := time.Now()
+		if onInterval != nil && (interval == 0 || now.Sub(st.last) >= interval/10 || st.last.Equal(t.start) && t.movedSince(st)) {
+			onInterval(t.interval(st, now, omitEnd != nil && t.p.Omit > 0))
+		}
+		return
 	}
 }
 
@@ -365,6 +370,17 @@ func (t *test) buildEnd(remote *Results, cpuLocal *Results) End {
 		e.Sum = &sum
 	}
 	return e
+}
+
+// silentPeer stands for the peer's results when none came (the test was cut short on
+// either side): every stream with nothing counted over this side's time, no
+// retransmits known, as iperf3 prints the other side of such a test (0.00 Bytes).
+func silentPeer(local *Results) *Results {
+	r := &Results{SenderHasRetransmits: -1}
+	for _, s := range local.Streams {
+		r.Streams = append(r.Streams, StreamResult{ID: s.ID, Retransmits: -1, HasOmitted: true, StartTime: s.StartTime, EndTime: s.EndTime})
+	}
+	return r
 }
 
 // sides are one stream's sender and receiver summaries: this side's from its own

@@ -13,7 +13,7 @@ func ParseSize(s string, base float64) (uint64, error) {
 	if s == "" {
 		return 0, fmt.Errorf("empty value")
 	}
-	mult := 1.0
+	orig, mult := s, 1.0
 	switch s[len(s)-1] {
 	case 'k', 'K':
 		mult = base
@@ -29,7 +29,7 @@ func ParseSize(s string, base float64) (uint64, error) {
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || v < 0 {
-		return 0, fmt.Errorf("%q is not a size", s)
+		return 0, fmt.Errorf("%q is not a size (a number with an optional K, M, G or T: 128K, 100M, 1.5G)", orig)
 	}
 	return uint64(v * mult), nil
 }

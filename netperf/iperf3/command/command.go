@@ -24,14 +24,16 @@ import (
 )
 
 // Run runs the command: args are its arguments after "iperf3"; version is linerate's,
-// sent to the peer and printed. A usage error wraps cli.ErrUsage.
+// sent to the peer and printed. A usage error is said as iperf3 says it (an unknown
+// option, "parameter error - ..."), with the usage's first lines, and exits 1 as
+// iperf3's do: a script that tells a bad command line by its status sees stock's.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, version string) error {
 	o, err := parse(args)
 	if err != nil {
-		return err
+		return usageExit(stderr, err, "")
 	}
 	if err := o.check(); err != nil {
-		return err
+		return usageExit(stderr, err, "parameter error - ")
 	}
 	switch {
 	case o.help:
@@ -52,10 +54,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, version s
 		stderr = out // iperf3 sends everything, errors too, to --logfile
 	}
 	if o.pidfile != "" {
-		if err := os.WriteFile(o.pidfile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
-			return cli.Usagef("-I %s: %v", o.pidfile, err)
+		remove, err := createPidfile(o.pidfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "iperf3: error - %v\n", err)
+			return &cli.Reported{Code: 1, Err: err}
 		}
-		defer os.Remove(o.pidfile)
+		defer remove()
 	}
 	local, server, hasServer, err := affinityValue(o.affinity)
 	if err != nil {
@@ -71,10 +75,20 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, version s
 	}
 	c, err := o.clientConfig(version)
 	if err != nil {
-		return err
+		return usageExit(stderr, err, "parameter error - ")
 	}
 	c.Params.ServerAffinity, c.Params.HasServerAffinity = server, hasServer
 	return o.runClient(ctx, c, out, stderr)
+}
+
+// usageExit says a usage error as iperf3 does and exits 1; another error passes.
+func usageExit(stderr io.Writer, err error, prefix string) error {
+	if !errors.Is(err, cli.ErrUsage) {
+		return err
+	}
+	msg := strings.TrimPrefix(err.Error(), cli.ErrUsage.Error()+": ")
+	fmt.Fprintf(stderr, "iperf3: %s%s\nUsage: linerate iperf3 [-s|-c host] [options]\n       linerate iperf3 [-h|--help] [-v|--version]\n", prefix, msg)
+	return &cli.Reported{Code: 1, Err: err}
 }
 
 // output is where iperf3's lines go: stdout or --logfile (appended), each line headed
@@ -125,9 +139,14 @@ func (o *options) runServer(ctx context.Context, out, stderr io.Writer, version 
 		}
 		auth = &iperf3.Authenticator{Key: key, Users: o.users, Skew: time.Duration(o.skew) * time.Second}
 	}
+	interval := time.Duration(o.interval * float64(time.Second))
+	if interval == 0 {
+		interval = -1 // -i 0: the whole test as one interval
+	}
 	srv := &iperf3.Server{Auth: auth, Addr: bind, Port: o.port, OneOff: o.oneOff, Version: version,
 		IdleTimeout: time.Duration(o.idle * float64(time.Second)), CopyReceived: o.copyRecv,
-		Family: o.family(), Format: o.formatByte(), BindDev: dev, BitrateLimit: limit, Verbose: o.verbose}
+		Family: o.family(), Format: o.formatByte(), BindDev: dev, BitrateLimit: limit, Verbose: o.verbose,
+		Interval: interval, Errors: stderr}
 	if o.verbose {
 		// Go's log lines are for -V/--debug only: iperf3's layout stays as stock's.
 		srv.Log = log.New(stderr, "linerate iperf3: ", log.LstdFlags)
@@ -139,7 +158,17 @@ func (o *options) runServer(ctx context.Context, out, stderr io.Writer, version 
 	} else {
 		srv.Text = out
 	}
-	return srv.ListenAndServe(ctx)
+	err = srv.ListenAndServe(ctx)
+	if err == nil && ctx.Err() != nil {
+		// Stopped (SIGINT, SIGTERM): a test running was ended with SERVER_TERMINATE
+		// and its summary; iperf3 says this and exits 1.
+		err = iperf3.ErrServerInterrupt
+		if !o.jsonOut {
+			fmt.Fprintf(stderr, "iperf3: %v\n", err)
+		}
+		return &cli.Reported{Code: 1, Err: err}
+	}
+	return err
 }
 
 func (o *options) family() string {
@@ -201,6 +230,9 @@ func (o *options) clientConfig(version string) (*iperf3.Client, error) {
 		if err != nil {
 			return nil, err
 		}
+		if v > n.max && n.name == "-l" && !o.udp {
+			return nil, cli.Usagef("block size too large (maximum = %d bytes)", n.max) // iperf3's words
+		}
 		if v > n.max {
 			return nil, cli.Usagef("%s %s: too large (at most %d)", n.name, n.s, n.max)
 		}
@@ -252,9 +284,14 @@ func (o *options) runClient(ctx context.Context, c *iperf3.Client, out, stderr i
 		}
 	}
 	if err != nil {
-		// As iperf3: with -J the error is in the JSON alone; otherwise one line.
+		// As iperf3: with -J the error is in the JSON alone; otherwise one line, an
+		// interrupt's without "error - ".
 		if !o.jsonOut {
-			fmt.Fprintf(stderr, "iperf3: error - %v\n", err)
+			if errors.As(err, new(*iperf3.InterruptError)) {
+				fmt.Fprintf(stderr, "iperf3: %v\n", err)
+			} else {
+				fmt.Fprintf(stderr, "iperf3: error - %v\n", err)
+			}
 		}
 		return &cli.Reported{Code: 1, Err: err}
 	}

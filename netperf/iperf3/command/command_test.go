@@ -54,7 +54,7 @@ func TestParseAsGetopt(t *testing.T) {
 		{"-c h -L 5", "-L/--flowlabel: not supported"},
 		{"-c h --username u", "--username and --rsa-public-key-path go together"},
 		{"-c h -4 -6", "-4 and -6: give one"},
-		{"-s -c h", "give -s (server) or -c HOST (client)"},
+		{"-s -c h", "cannot be both server and client"},
 		{"-c h -fx", `-f "x": want one of k m g t K M G T`},
 		{"-c h -t x", "-t"},
 		{"-c h -P 0", "-P 0: want 1..128"},

@@ -136,11 +136,15 @@ func (o *options) check() error {
 	switch {
 	case o.help || o.version:
 		return nil
-	case o.server == o.client:
-		return cli.Usagef("give -s (server) or -c HOST (client)")
+	case o.server && o.client:
+		return cli.Usagef("cannot be both server and client")
+	case !o.server && !o.client:
+		return cli.Usagef("must either be a client (-c) or server (-s)")
 	case o.port < 1 || o.port > 65535:
 		return cli.Usagef("-p %d: want 1..65535", o.port)
-	case o.parallel < 1 || o.parallel > iperf3.MaxParallel:
+	case o.parallel > iperf3.MaxParallel:
+		return cli.Usagef("number of parallel streams too large (maximum = %d)", iperf3.MaxParallel)
+	case o.parallel < 1:
 		return cli.Usagef("-P %d: want 1..%d", o.parallel, iperf3.MaxParallel)
 	case o.timeSecs < 0 || o.timeSecs > iperf3.MaxDuration:
 		return cli.Usagef("-t %v: want 0..%d seconds", o.timeSecs, iperf3.MaxDuration)
