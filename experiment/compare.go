@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zynqnet/linerate/curve"
+	"github.com/zynqnet/linerate/internal/console"
 	"github.com/zynqnet/linerate/tune"
 )
 
@@ -147,7 +148,7 @@ func (j CompareJob) Run(ctx context.Context) (*Comparison, error) {
 		return nil, err
 	}
 	defer t.Close()
-	return Compare(ctx, t, j.Profile, j.Meters, j.Repeat, func(name string, _ curve.Point) {
-		fmt.Fprintf(j.Progress, "  %s measured\n", name)
-	})
+	prog := console.NewProgress(j.Progress, "compare "+j.Iface, 3) // baseline, profile, baseline again
+	defer prog.End()
+	return Compare(ctx, t, j.Profile, j.Meters, j.Repeat, func(name string, _ curve.Point) { prog.Step(name + " measured") })
 }

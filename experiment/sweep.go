@@ -20,6 +20,7 @@ import (
 
 	"github.com/zynqnet/linerate/curve"
 	"github.com/zynqnet/linerate/internal/atomicfile"
+	"github.com/zynqnet/linerate/internal/console"
 	"github.com/zynqnet/linerate/tune"
 )
 
@@ -208,8 +209,10 @@ func (j *Job) Run(ctx context.Context) (*curve.Result, error) {
 	j.Setter = t
 	head := &curve.Result{Knob: j.Knob, Columns: j.Columns()}
 	fmt.Fprintf(j.Progress, "sweep %s %s over %d values, %v a measurement\n", j.Iface, j.Knob, len(j.Values), j.Duration)
-	j.Sweep.Progress = func(p curve.Point) { fmt.Fprintln(j.Progress, "  "+head.PointLine(p)) }
+	prog := console.NewProgress(j.Progress, "sweep "+j.Iface, len(j.Values))
+	j.Sweep.Progress = func(p curve.Point) { prog.Step(head.PointLine(p)) }
 	res, err := j.Sweep.Run(ctx)
+	prog.End()
 	if res == nil {
 		return nil, err
 	}

@@ -129,6 +129,25 @@ func (r *Runner) Run(ctx context.Context) ([]plan.StepResult, []string, map[stri
 	return results, failed, figures
 }
 
+// leftAtMost is the longest the plan can still take from step i on: the steps' timeouts
+// (each try of each, on every port of a sequential step) within what is left of the
+// budget. An operator waits that long at most; most steps end well before their timeout.
+func (r *Runner) leftAtMost(budget context.Context, i int) time.Duration {
+	var sum time.Duration
+	for j := i; j < len(r.Plan.Steps); j++ {
+		s := &r.Plan.Steps[j]
+		n := 1
+		if s.Sequential {
+			n = len(r.targets(s))
+		}
+		sum += s.Timeout.D() * time.Duration((s.Retry+1)*n)
+	}
+	if dl, ok := budget.Deadline(); ok {
+		sum = min(sum, time.Until(dl))
+	}
+	return sum.Round(time.Second)
+}
+
 // retried runs step i on its target, again while it fails, up to the step's Retry
 // times; the result keeps the failed attempts.
 func (r *Runner) retried(budget context.Context, i int, s *plan.Step, t target, grace time.Duration, figures map[string]float64) plan.StepResult {
@@ -158,7 +177,7 @@ func (r *Runner) attempt(budget context.Context, i int, s *plan.Step, t target, 
 		err = fmt.Errorf("the plan's budget of %v ran out before this step", r.Plan.Budget.D())
 	default:
 		// A step can take a while: the console says what runs, and for how long at most.
-		r.say("linerate validate: step %d/%d %-10s %-8s running (up to %v)\n", i+1, len(r.Plan.Steps), t.id, s.Type, s.Timeout.D())
+		r.say("linerate validate: step %d/%d %-10s %-8s running (up to %v; the plan at most %v more)\n", i+1, len(r.Plan.Steps), t.id, s.Type, s.Timeout.D(), r.leftAtMost(budget, i))
 		o, err = runOne(budget, r.Do, s, t.port, grace)
 	}
 	res.Seconds = time.Since(start).Seconds()

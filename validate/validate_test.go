@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -239,6 +240,20 @@ func TestRunner(t *testing.T) {
 	}
 	if !strings.Contains(console.String(), "step 2/6 bad        doctor   running (up to ") {
 		t.Errorf("no line while the step runs:\n%s", console.String())
+	}
+	// Each running line says the most the plan can still take: never more than the
+	// budget, and less at every step.
+	left := regexp.MustCompile(`the plan at most (\S+) more\)`).FindAllStringSubmatch(console.String(), -1)
+	if len(left) != 6 {
+		t.Errorf("%d lines say the time left, want 6:\n%s", len(left), console.String())
+	}
+	prev := p.Budget.D() + time.Second
+	for _, m := range left {
+		d, err := time.ParseDuration(m[1])
+		if err != nil || d > prev || d > p.Budget.D() {
+			t.Errorf("time left %q after %v (budget %v)", m[1], prev, p.Budget.D())
+		}
+		prev = d
 	}
 	if !strings.Contains(console.String(), "step 2/6 bad        doctor   FAIL  1 failing: LINK_HALF_DUPLEX") {
 		t.Errorf("console:\n%s", console.String())

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zynqnet/linerate/internal/cli"
+	"github.com/zynqnet/linerate/internal/console"
 	"github.com/zynqnet/linerate/netperf/engine"
 	"github.com/zynqnet/linerate/netperf/frames"
 	"github.com/zynqnet/linerate/netperf/rawsock"
@@ -88,8 +89,7 @@ func render(w io.Writer, asJSON bool, v any, text string) error {
 	return err
 }
 
-// oneBounded checks the arguments of a command that takes one interface and runs for a
-// bounded --duration.
+// oneBounded checks a command's one interface and its bounded --duration.
 func oneBounded(pos []string, d time.Duration) (string, error) {
 	if len(pos) != 1 {
 		return "", usageError("give one interface")
@@ -227,8 +227,10 @@ func rfc2544Flags(fs *flag.FlagSet) cli.Run {
 		if b.Sizes, err = frames.ParseSizes(*sizes); err != nil {
 			return usageError("%v", err)
 		}
-		b.Progress = func(s string) { fmt.Fprintf(std.Stderr, "rfc2544 %s: %s\n", c.Iface, s) }
+		prog := console.NewProgress(std.Stderr, "rfc2544 "+c.Iface, 0)
+		b.Progress = func(s string, _, est int) { prog.SetTotal(est, true); prog.Step(s) }
 		res, err := engine.RFC2544(ctx, c)
+		prog.End()
 		if err != nil {
 			return err
 		}

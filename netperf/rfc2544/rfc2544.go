@@ -6,6 +6,7 @@ package rfc2544
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -36,7 +37,12 @@ type Config struct {
 	// BurstTrial is how long the longest back-to-back burst lasts at line rate (RFC
 	// 2544 section 26.4: 2 s).
 	BurstTrial time.Duration
-	Progress   func(string)
+	// Progress, when set, hears of every trial as it ends: what it found, and the
+	// run's trials so far and an estimate of all of them (the searches' lengths depend
+	// on what they find: the sizes done so far set the pace of the rest).
+	Progress func(line string, done, estimate int)
+
+	trials, sizeTrials, sizesLeft, doneSizes, doneTrials int
 }
 
 // Point is one trial's outcome. Lost and LossPct are frames lost on the path, the thing
@@ -149,10 +155,35 @@ func (c *Config) Check() error {
 	return nil
 }
 
+// say tells Progress of the trial just run.
 func (c *Config) say(format string, a ...any) {
 	if c.Progress != nil {
-		c.Progress(fmt.Sprintf(format, a...))
+		c.Progress(fmt.Sprintf(format, a...), c.trials, c.estimate())
 	}
+}
+
+// estimate is how many trials the run takes in all: those run, the rest of this size's
+// and those of the sizes to come, each size as many as the sizes done took on average
+// (before the first is done, as many as its searches take when the port is clean below
+// line rate).
+func (c *Config) estimate() int {
+	per := c.doneTrials / max(c.doneSizes, 1)
+	if c.doneSizes == 0 {
+		per = 0
+		if slices.Contains(c.Tests, "throughput") || slices.Contains(c.Tests, "latency") {
+			per += 2 + int(math.Ceil(math.Log2(100/max(c.Res, 0.01)))) // a fail at 100%, then halving to the resolution
+		}
+		if slices.Contains(c.Tests, "latency") {
+			per++
+		}
+		if slices.Contains(c.Tests, "loss") {
+			per += 3 // 100%, 90%, 80%: two clean in a row end it
+		}
+		if slices.Contains(c.Tests, "backtoback") {
+			per += 8 // to within 1% of the longest burst
+		}
+	}
+	return c.trials + max(per-c.sizeTrials, 0) + per*c.sizesLeft
 }
 
 // Run runs the configured tests for every size.
@@ -164,13 +195,16 @@ func Run(ctx context.Context, t Trialer, c Config) ([]SizeResult, error) {
 		c.BurstTrial = 2 * time.Second
 	}
 	var out []SizeResult
-	for _, size := range c.Sizes {
+	for i, size := range c.Sizes {
+		c.sizeTrials, c.sizesLeft = 0, len(c.Sizes)-i-1
 		line := frames.LinePPS(c.LinkMbps, float64(size))
 		r := SizeResult{Size: size, LineFPS: line}
 		trial := func(pct float64, count uint64) (frames.Result, Point, error) {
 			fps := line * pct / 100
 			for attempt := 1; ; attempt++ {
 				res, err := t.Trial(ctx, size, fps, c.Trial, count)
+				c.trials++
+				c.sizeTrials++
 				p := point(pct, fps, res)
 				if err == nil && res.Sent == 0 {
 					err = fmt.Errorf("a trial at %.2f%% sent nothing", pct)
@@ -226,6 +260,8 @@ func Run(ctx context.Context, t Trialer, c Config) ([]SizeResult, error) {
 			r.BackToBack = b
 		}
 		out = append(out, r)
+		c.doneSizes++
+		c.doneTrials += c.sizeTrials
 	}
 	return out, nil
 }

@@ -145,7 +145,7 @@ func (f *dropsApart) Trial(ctx context.Context, size int, fps float64, d time.Du
 
 func TestLossApartFromPath(t *testing.T) {
 	var lines []string
-	c := Config{Sizes: []int{64}, Trial: time.Second, Res: 1, LinkMbps: 1000, Tests: AllTests, Progress: func(s string) { lines = append(lines, s) }}
+	c := Config{Sizes: []int{64}, Trial: time.Second, Res: 1, LinkMbps: 1000, Tests: AllTests, Progress: func(s string, _, _ int) { lines = append(lines, s) }}
 	rs, err := Run(context.Background(), &dropsApart{}, c)
 	if err != nil {
 		t.Fatal(err)
@@ -196,5 +196,35 @@ func TestShortTrialRunAgain(t *testing.T) {
 	}
 	if f.calls != 2 || rs[0].Throughput.Percent != 100 || rs[0].Throughput.Trials[0].SenderShort != 0 {
 		t.Fatalf("%d trials, %+v", f.calls, rs[0].Throughput)
+	}
+}
+
+// TestProgressEstimate: Progress hears of every trial once, counted from 1; the
+// estimate of all trials never falls below those run and, once a size is done, holds
+// the next sizes to its pace: with sizes that behave alike it is exact from the second
+// size on.
+func TestProgressEstimate(t *testing.T) {
+	f := &fakeLink{capacity: frames.LinePPS(1000, 64) * 0.6, buffer: 300}
+	var dones, ests []int
+	c := Config{Sizes: []int{64, 64, 64}, Trial: time.Second, Res: 1, Tests: AllTests, LinkMbps: 1000,
+		Progress: func(_ string, done, est int) { dones, ests = append(dones, done), append(ests, est) }}
+	if _, err := Run(context.Background(), f, c); err != nil {
+		t.Fatal(err)
+	}
+	if len(dones) != f.trials {
+		t.Fatalf("%d progress calls for %d trials", len(dones), f.trials)
+	}
+	per := f.trials / 3
+	for i, d := range dones {
+		if d != i+1 || ests[i] < d {
+			t.Fatalf("call %d: done %d, estimate %d", i, d, ests[i])
+		}
+		if i >= per && ests[i] != f.trials {
+			t.Errorf("trial %d (size 2 or 3): estimate %d, want %d", d, ests[i], f.trials)
+		}
+	}
+	// The first size's estimate, before any size set the pace, is of the right order.
+	if e := ests[0]; e < f.trials/2 || e > f.trials*2 {
+		t.Errorf("first estimate %d for %d trials", e, f.trials)
 	}
 }
