@@ -3,6 +3,7 @@ package iperf3
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -10,20 +11,42 @@ import (
 
 // SetAffinity pins the whole process to one CPU, as iperf3's -A does: every thread
 // it has now (sched_setaffinity is per thread), and so every thread they start.
-func SetAffinity(cpu int) error {
-	var set unix.CPUSet
+// restore gives every thread the process then has the CPUs it had before: a server
+// pins for one test (the client's -A n,m), not for every later one nor for what else
+// runs in the process (linerate station's HTTP server).
+func SetAffinity(cpu int) (restore func() error, err error) {
+	var old, set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		return nil, fmt.Errorf("unable to read the CPU affinity: %w", err)
+	}
 	set.Set(cpu)
+	if err := setAll(&set); err != nil {
+		setAll(&old)
+		return nil, fmt.Errorf("unable to set CPU affinity to CPU %d: %w", cpu, err)
+	}
+	// One CPU, one P: with more, the Go scheduler's threads take turns on the one CPU
+	// (and spin looking for work) where iperf3's single thread just runs.
+	procs := runtime.GOMAXPROCS(1)
+	return func() error {
+		err := setAll(&old)
+		runtime.GOMAXPROCS(procs)
+		return err
+	}, nil
+}
+
+// setAll sets every thread of the process to the set.
+func setAll(set *unix.CPUSet) error {
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
-		return fmt.Errorf("set CPU affinity: %w", err)
+		return err
 	}
 	for _, t := range tasks {
 		tid, err := strconv.Atoi(t.Name())
 		if err != nil {
 			continue
 		}
-		if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
-			return fmt.Errorf("unable to set CPU affinity to CPU %d: %w", cpu, err)
+		if err := unix.SchedSetaffinity(tid, set); err != nil && err != unix.ESRCH {
+			return err
 		}
 	}
 	return nil

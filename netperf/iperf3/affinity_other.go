@@ -8,6 +8,6 @@ import (
 )
 
 // SetAffinity pins the process to a CPU: Linux only.
-func SetAffinity(cpu int) error {
-	return fmt.Errorf("CPU affinity needs Linux, not %s/%s", runtime.GOOS, runtime.GOARCH)
+func SetAffinity(cpu int) (restore func() error, err error) {
+	return nil, fmt.Errorf("CPU affinity needs Linux, not %s/%s", runtime.GOOS, runtime.GOARCH)
 }

@@ -4,6 +4,7 @@ package iperf3
 
 import (
 	"net"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,9 +24,10 @@ func discardTCP(c net.Conn, count func(int)) (ok bool) {
 	if err != nil {
 		return false
 	}
-	// The kernel never writes to buf with MSG_TRUNC; its length is how much one call
-	// may consume.
-	buf := make([]byte, 4<<20)
+	// The kernel never writes to the buffer with MSG_TRUNC; its length is how much one
+	// call may consume. So every stream shares one: a -P 128 test holds 4 MiB, not
+	// 4 MiB a stream (and nothing reads it, were a kernel ever to write).
+	buf := discardBuf()
 	for {
 		var n int
 		var rerr error
@@ -43,3 +45,6 @@ func discardTCP(c net.Conn, count func(int)) (ok bool) {
 		count(n)
 	}
 }
+
+// discardBuf is the receive buffer all discarding streams share, made on first use.
+var discardBuf = sync.OnceValue(func() []byte { return make([]byte, 4<<20) })

@@ -296,20 +296,16 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 	rh, rp := addrParts(ctrl.RemoteAddr())
 	fmt.Fprintf(text.w, "Accepted connection from %s, port %d\n", rh, rp)
 	s.logf("accepted control connection from %s", ctrl.RemoteAddr())
-	rep := &Report{Intervals: []Interval{}, Start: Start{Connected: []Connected{}}}
-	rep.Start.Version = "linerate " + s.Version
-	rep.Start.SystemInfo = runtime.GOOS + " " + runtime.GOARCH
-	rep.Start.Timestamp = nowStamp(time.Now())
-	rep.Start.AcceptedFrom = map[string]any{"host": rh, "port": rp}
-	rep.Start.Cookie = string(st.cookie[:CookieSize-1])
-
+	rep := s.newReport(rh, rp, st)
 	p, err := exchangeParams(ctrl, idle, rep)
 	if err != nil {
 		return rep, err
 	}
-	if err := s.admit(ctrl, p); err != nil {
+	unpin, err := s.admit(ctrl, p)
+	if err != nil {
 		return rep, err
 	}
+	defer unpin()
 	text.setTest(p, true)
 	text.verboseTest(st.cookie, p)
 	if p.GetServerOutput && s.JSON == nil {
@@ -383,6 +379,17 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 	return rep, nil
 }
 
+// newReport starts a test's report: who came, when, with which cookie.
+func (s *Server) newReport(host string, port int, st *serverTest) *Report {
+	rep := &Report{Intervals: []Interval{}, Start: Start{Connected: []Connected{}}}
+	rep.Start.Version = "linerate " + s.Version
+	rep.Start.SystemInfo = runtime.GOOS + " " + runtime.GOARCH
+	rep.Start.Timestamp = nowStamp(time.Now())
+	rep.Start.AcceptedFrom = map[string]any{"host": host, "port": port}
+	rep.Start.Cookie = string(st.cookie[:CookieSize-1])
+	return rep
+}
+
 // exchangeParams asks for the client's parameters and reads them; a refusal is sent to
 // the client as iperf3's server sends it.
 func exchangeParams(ctrl net.Conn, idle time.Duration, rep *Report) (*Params, error) {
@@ -414,8 +421,9 @@ func exchangeParams(ctrl net.Conn, idle time.Duration, rep *Report) (*Params, er
 
 // admit applies what the server decides on a test's parameters: its bitrate limit
 // (iperf3 refuses a test whose streams together ask for more, IETOTALRATE), the CPU the
-// client asks it to run on (-A n,m), and its own bind device.
-func (s *Server) admit(ctrl net.Conn, p *Params) error {
+// client asks it to run on (-A n,m; unpin undoes it when the test ends), and its own
+// bind device.
+func (s *Server) admit(ctrl net.Conn, p *Params) (unpin func(), err error) {
 	if s.Auth != nil {
 		user, err := s.Auth.Check(p.AuthToken, time.Now())
 		if p.AuthToken == "" {
@@ -423,7 +431,7 @@ func (s *Server) admit(ctrl net.Conn, p *Params) error {
 		}
 		if err != nil {
 			sendServerError(ctrl, ieAuthTest, 0)
-			return fmt.Errorf("test authorization failed: %w", err)
+			return nil, fmt.Errorf("test authorization failed: %w", err)
 		}
 		s.logf("authenticated user %s", user)
 	}
@@ -434,17 +442,24 @@ func (s *Server) admit(ctrl net.Conn, p *Params) error {
 		}
 		if p.Bandwidth == 0 || total > s.BitrateLimit {
 			sendServerError(ctrl, ieTotalRate, 0)
-			return fmt.Errorf("the client asks for %d bit/s in all (0: unlimited), above --server-bitrate-limit %d", total, s.BitrateLimit)
+			return nil, fmt.Errorf("the client asks for %d bit/s in all (0: unlimited), above --server-bitrate-limit %d", total, s.BitrateLimit)
 		}
 	}
+	unpin = func() {}
 	if p.HasServerAffinity {
-		if err := SetAffinity(p.ServerAffinity); err != nil {
+		restore, err := SetAffinity(p.ServerAffinity)
+		if err != nil {
 			sendServerError(ctrl, ieAffinity, 0)
-			return err
+			return nil, err
+		}
+		unpin = func() {
+			if err := restore(); err != nil {
+				s.logf("giving back the CPU affinity after a test pinned to CPU %d: %v", p.ServerAffinity, err)
+			}
 		}
 	}
 	p.Local.BindDev = s.BindDev
-	return nil
+	return unpin, nil
 }
 
 // createStreams tells the client to open its streams and takes them.

@@ -289,8 +289,9 @@ func (s *stream) recvTCP() {
 	}) {
 		return
 	}
-	// Reads larger than the block cut syscalls and netpoll wake-ups per byte.
-	buf := make([]byte, max(s.t.p.Len, 1<<20))
+	// A block's worth a read, as iperf3 reads (128 KiB by default): the buffer is each
+	// stream's own, so its size is what a stream costs the server in memory.
+	buf := make([]byte, min(max(s.t.p.Len, 64<<10), 1<<20))
 	for {
 		n, err := s.conn.Read(buf)
 		if n > 0 && s.t.running.Load() {

@@ -66,7 +66,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, version s
 		return err
 	}
 	if local >= 0 {
-		if err := iperf3.SetAffinity(local); err != nil {
+		if _, err := iperf3.SetAffinity(local); err != nil { // this process's own -A: for its life
 			return err
 		}
 	}
