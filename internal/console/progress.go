@@ -9,9 +9,9 @@ import (
 
 // Progress says how far long work has come (an RFC 2544 run, a sweep, a comparison):
 // steps done of the total and the time left at the pace so far. On a terminal it is
-// one live line, redrawn in place, with the results printed above it; elsewhere (a log,
-// a pipe, the station's capture of a serial console) a line per step, so that a log
-// says the same without escape sequences.
+// one live line, redrawn in place; elsewhere (a log, a pipe, the station's capture of a
+// serial console) a line per step, so that a log says the same without escape
+// sequences.
 type Progress struct {
 	w      io.Writer // whole lines
 	live   io.Writer // the terminal itself; nil when w is not one
@@ -69,21 +69,6 @@ func (p *Progress) Step(text string) {
 		return
 	}
 	p.draw(line)
-}
-
-// Result prints a line that stays (a point measured, a size's figures): above the live
-// line on a terminal, which is then drawn again.
-func (p *Progress) Result(text string) {
-	if p.live == nil {
-		fmt.Fprintln(p.w, text)
-		return
-	}
-	last := p.last
-	p.clear()
-	fmt.Fprintln(p.w, text)
-	if last != "" {
-		p.draw(last)
-	}
 }
 
 // End takes the live line off the screen; in a log it prints nothing.
