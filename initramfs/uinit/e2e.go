@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"syscall"
@@ -51,6 +53,7 @@ func e2e(iface, peer string) int {
 		return rc
 	}
 	validate("stability-flap")
+	rxStall(iface, peer)
 	note(validate("stability"))
 	// The speed matrix: QEMU's PHY reports 100 Mb/s whatever is advertised, so 100 passes
 	// and 1000 must fail saying so; the advertisement is given back either way. The host
@@ -68,6 +71,40 @@ func e2e(iface, peer string) int {
 	note(rc)
 	fmt.Fprintf(console, "LINERATE E2E DONE rc=%d\n", worst)
 	return worst
+}
+
+// rxStall gives the emulated GEM its receiver back when the flap left it stalled. QEMU's
+// GEM stops taking frames once it has met a descriptor the driver still owns and looks
+// again only when the control register (NCR) is written; the ZynqMP's macb driver
+// writes it on link up only (it re-enables RX on a "used buffer" interrupt for the
+// Zynq-7000 alone, MACB_CAPS_NEEDS_RSTONUBR), so a stall there lasts until the link is
+// bounced. A real GEM reads the descriptor again by itself. The peer answering a TCP
+// connect to its discard port, accepted or refused, is proof that frames come in.
+func rxStall(iface, peer string) {
+	reaches := func() bool {
+		for end := time.Now().Add(8 * time.Second); time.Now().Before(end); {
+			c, err := net.DialTimeout("tcp", net.JoinHostPort(peer, "9"), time.Second)
+			if err == nil {
+				c.Close()
+				return true
+			}
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				return true
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		return false
+	}
+	if reaches() {
+		return
+	}
+	fmt.Fprintf(console, "==== LINERATE NOTE rx-stall: %s has had no frame from %s since the flap (QEMU's GEM waits for an NCR write): link bounced ====\n", iface, peer)
+	if err := bounce(iface); err != nil {
+		fmt.Fprintf(console, "bounce %s: %v\n", iface, err)
+	}
+	if !reaches() {
+		fmt.Fprintf(console, "%s: still no frame from %s after the bounce\n", iface, peer)
+	}
 }
 
 // killedLoopback starts a long PHY loopback test, kills it (SIGKILL) once the PHY is in

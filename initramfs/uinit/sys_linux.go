@@ -87,6 +87,22 @@ func waitCarrier(iface string, timeout time.Duration) error {
 	}
 }
 
+// bounce takes the port down and up again and waits for its carrier: the driver
+// re-initialises its rings and enables the receiver again.
+func bounce(iface string) error {
+	l, err := netlink.LinkByName(iface)
+	if err != nil {
+		return err
+	}
+	if err := netlink.LinkSetDown(l); err != nil {
+		return fmt.Errorf("set down: %w", err)
+	}
+	if err := netlink.LinkSetUp(l); err != nil {
+		return fmt.Errorf("set up: %w", err)
+	}
+	return waitCarrier(iface, 15*time.Second)
+}
+
 // after powers off, reboots, or stays at the shell; it never returns.
 func after(what string) {
 	unix.Sync()

@@ -17,3 +17,7 @@ func configure(cfg Config, iface string) error {
 }
 
 func after(what string) { shellForever() }
+
+func bounce(iface string) error {
+	return fmt.Errorf("bouncing %s needs Linux, not %s", iface, runtime.GOOS)
+}
