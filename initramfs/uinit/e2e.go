@@ -43,6 +43,15 @@ func e2e(iface, peer string) int {
 		note(rc)
 	}
 	note(killedLoopback(iface))
+	// The traffic sections run on the deepest RX ring macb takes: QEMU's GEM stops for
+	// good once it catches up with the driver (rxStall), which on a starved emulated
+	// board (four vCPUs on the host's two cores) a 512-frame ring reaches in tens of
+	// milliseconds of TCP ACKs; 8192 gives it sixteen times the margin. Given back at the
+	// end with revert, like the tune above.
+	deep := "/tmp/e2e-rx-deep.yaml"
+	os.WriteFile(deep, []byte("name: e2e-rx-deep\nknobs:\n  rings.rx: 8192\nrequired: [rings.rx]\n"), 0o644)
+	rc, _ = step("rx-deep", "tune", iface, "--profile", deep)
+	note(rc)
 	// The host flaps the link during the next two steps: their exit codes are the host's
 	// to judge (watch exits 1 on a flap, the stability step fails).
 	step("watch-flap", "watch", iface, "--duration", "15s")
@@ -53,7 +62,7 @@ func e2e(iface, peer string) int {
 		return rc
 	}
 	validate("stability-flap")
-	rxStall(iface, peer)
+	rxStall(iface, peer, "the flap")
 	note(validate("stability"))
 	// The speed matrix: QEMU's PHY reports 100 Mb/s whatever is advertised, so 100 passes
 	// and 1000 must fail saying so; the advertisement is given back either way. The host
@@ -63,24 +72,30 @@ func e2e(iface, peer string) int {
 	step("speeds", "validate", speeds, "--serial", "E2E-0001", "--report-dir", "/tmp/e2e-reports")
 	rc, _ = step("show-json-after-speeds", "show", "--json", iface)
 	note(rc)
+	rxStall(iface, peer, "the speed matrix")
 	rc, _ = step("iperf3-upload", "iperf3", "-c", peer, "-t", "3", "-J")
 	note(rc)
+	rxStall(iface, peer, "the upload")
 	// Paced: the emulated ZCU102's GEM has been seen to stall host-to-guest traffic
 	// under a flood (../shared/EMULATION.md); the check is that the test completes.
 	rc, _ = step("iperf3-download", "iperf3", "-c", peer, "-t", "3", "-R", "-b", "100M", "-J")
+	note(rc)
+	rc, _ = step("rx-deep-reverted", "revert", iface)
 	note(rc)
 	fmt.Fprintf(console, "LINERATE E2E DONE rc=%d\n", worst)
 	return worst
 }
 
-// rxStall gives the emulated GEM its receiver back when the flap left it stalled. QEMU's
+// rxStall gives the emulated GEM its receiver back when what came before (after, in the
+// console's note) left it stalled, so each traffic section of the job is judged on its
+// own. QEMU's
 // GEM stops taking frames once it has met a descriptor the driver still owns and looks
 // again only when the control register (NCR) is written; the ZynqMP's macb driver
 // writes it on link up only (it re-enables RX on a "used buffer" interrupt for the
 // Zynq-7000 alone, MACB_CAPS_NEEDS_RSTONUBR), so a stall there lasts until the link is
 // bounced. A real GEM reads the descriptor again by itself. The peer answering a TCP
 // connect to its discard port, accepted or refused, is proof that frames come in.
-func rxStall(iface, peer string) {
+func rxStall(iface, peer, after string) {
 	reaches := func() bool {
 		for end := time.Now().Add(8 * time.Second); time.Now().Before(end); {
 			c, err := net.DialTimeout("tcp", net.JoinHostPort(peer, "9"), time.Second)
@@ -98,7 +113,7 @@ func rxStall(iface, peer string) {
 	if reaches() {
 		return
 	}
-	fmt.Fprintf(console, "==== LINERATE NOTE rx-stall: %s has had no frame from %s since the flap (QEMU's GEM waits for an NCR write): link bounced ====\n", iface, peer)
+	fmt.Fprintf(console, "==== LINERATE NOTE rx-stall: %s has had no frame from %s since %s (QEMU's GEM waits for an NCR write): link bounced ====\n", iface, peer, after)
 	if err := bounce(iface); err != nil {
 		fmt.Fprintf(console, "bounce %s: %v\n", iface, err)
 	}
