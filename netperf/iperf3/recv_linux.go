@@ -4,6 +4,7 @@ package iperf3
 
 import (
 	"net"
+	"runtime"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -16,12 +17,8 @@ import (
 // count is called with each non-empty read. ok is false when the connection is not a
 // TCP socket this can drive; the caller then reads normally.
 func discardTCP(c net.Conn, count func(int)) (ok bool) {
-	tc, isTCP := c.(*net.TCPConn)
-	if !isTCP {
-		return false
-	}
-	raw, err := tc.SyscallConn()
-	if err != nil {
+	raw := rawTCP(c)
+	if raw == nil {
 		return false
 	}
 	// The kernel never writes to the buffer with MSG_TRUNC; its length is how much one
@@ -29,20 +26,12 @@ func discardTCP(c net.Conn, count func(int)) (ok bool) {
 	// 4 MiB a stream (and nothing reads it, were a kernel ever to write).
 	buf := discardBuf()
 	for {
-		var n int
-		var rerr error
-		err := raw.Read(func(fd uintptr) bool {
-			for {
-				n, _, rerr = unix.Recvfrom(int(fd), buf, unix.MSG_TRUNC)
-				if rerr != unix.EINTR {
-					return rerr != unix.EAGAIN
-				}
-			}
-		})
-		if err != nil || rerr != nil || n <= 0 {
+		n, err := rawRead(raw, buf, unix.MSG_TRUNC)
+		if err != nil || n <= 0 {
 			return true
 		}
 		count(n)
+		runtime.Gosched() // the other streams' turn (rawio_linux.go)
 	}
 }
 

@@ -2,7 +2,19 @@
 
 package iperf3
 
-import "net"
+import (
+	"errors"
+	"net"
+	"syscall"
+)
 
 // discardTCP needs Linux's MSG_TRUNC on TCP; elsewhere the data is read normally.
 func discardTCP(c net.Conn, count func(int)) bool { return false }
+
+// Raw system calls on the data path are Linux's (rawio_linux.go); elsewhere the
+// streams read and write through their net.Conn.
+func rawTCP(net.Conn) syscall.RawConn { return nil }
+
+func rawRead(syscall.RawConn, []byte, int) (int, error) {
+	return 0, errors.New("raw reads need Linux")
+}
