@@ -11,8 +11,8 @@ import (
 // discardTCP needs Linux's MSG_TRUNC on TCP; elsewhere the data is read normally.
 func discardTCP(c net.Conn, count func(int)) bool { return false }
 
-// Raw system calls on the data path are Linux's (rawio_linux.go); elsewhere the
-// streams read and write through their net.Conn.
+// Raw reads on the data path are Linux's (rawio_linux.go); elsewhere the receiving
+// streams read through their net.Conn, and rawRead is never reached.
 func rawTCP(net.Conn) syscall.RawConn { return nil }
 
 func rawRead(syscall.RawConn, []byte, int) (int, error) {
