@@ -40,23 +40,30 @@ func tcpPair(t *testing.T, total int) net.Conn {
 	return c
 }
 
-// TestDiscardTCP: the kernel-side discard counts every byte the peer sent, ends at the
-// peer's close, and declines what is not a TCP socket.
-func TestDiscardTCP(t *testing.T) {
+// TestRawReaders: the kernel-side discard and the pooled copy each count every byte the
+// peer sent, end at the peer's close, read no more than a buffer a call, and decline
+// what is not a TCP socket.
+func TestRawReaders(t *testing.T) {
 	const total = 24<<20 + 12345
-	c := tcpPair(t, total)
-	var got, calls int
-	if !discardTCP(c, func(n int) { got += n; calls++ }) {
-		t.Fatal("discardTCP declined a TCP connection")
-	}
-	if got != total {
-		t.Errorf("discarded %d bytes in %d reads, the peer sent %d", got, calls, total)
-	}
-	a, b := net.Pipe()
-	defer a.Close()
-	defer b.Close()
-	if discardTCP(a, func(int) {}) {
-		t.Error("discardTCP took a net.Pipe")
+	for _, r := range []struct {
+		name string
+		read func(net.Conn, func(int)) bool
+		max  int
+	}{{"discardTCP", discardTCP, 4 << 20}, {"copyTCP", copyTCP, 1 << 20}} {
+		c := tcpPair(t, total)
+		var got, calls, most int
+		if !r.read(c, func(n int) { got += n; calls++; most = max(most, n) }) {
+			t.Fatalf("%s declined a TCP connection", r.name)
+		}
+		if got != total || most > r.max {
+			t.Errorf("%s: %d bytes in %d reads of at most %d, the peer sent %d (want reads of at most %d)", r.name, got, calls, most, total, r.max)
+		}
+		a, b := net.Pipe()
+		if r.read(a, func(int) {}) {
+			t.Errorf("%s took a net.Pipe", r.name)
+		}
+		a.Close()
+		b.Close()
 	}
 }
 
@@ -99,5 +106,27 @@ func TestReceiveModes(t *testing.T) {
 		if !copyRecv && read > total/8 {
 			t.Errorf("default: the process read %d of %d bytes into memory; the kernel should discard them", read, total)
 		}
+	}
+}
+
+// TestBufStack: the buffer given back last is lent first, at most keep are kept, and an
+// empty stack makes a new buffer of its size.
+func TestBufStack(t *testing.T) {
+	b := &bufStack{size: 16, keep: 2}
+	x, y, z := b.get(), b.get(), b.get()
+	if len(x) != 16 || &x[0] == &y[0] {
+		t.Fatalf("get: %d bytes, distinct %v", len(x), &x[0] != &y[0])
+	}
+	b.put(x)
+	b.put(y)
+	b.put(z) // over keep: dropped
+	if got := b.get(); &got[0] != &y[0] {
+		t.Error("the last buffer given back was not lent first")
+	}
+	if got := b.get(); &got[0] != &x[0] {
+		t.Error("the stack did not keep the first buffer")
+	}
+	if got := b.get(); &got[0] == &z[0] {
+		t.Error("a buffer over keep was kept")
 	}
 }

@@ -2,19 +2,11 @@
 
 package iperf3
 
-import (
-	"errors"
-	"net"
-	"syscall"
-)
+import "net"
 
 // discardTCP needs Linux's MSG_TRUNC on TCP; elsewhere the data is read normally.
 func discardTCP(c net.Conn, count func(int)) bool { return false }
 
-// Raw reads on the data path are Linux's (rawio_linux.go); elsewhere the receiving
-// streams read through their net.Conn, and rawRead is never reached.
-func rawTCP(net.Conn) syscall.RawConn { return nil }
-
-func rawRead(syscall.RawConn, []byte, int) (int, error) {
-	return 0, errors.New("raw reads need Linux")
-}
+// copyTCP's raw reads are Linux's (rawio_linux.go); elsewhere the stream reads through
+// its net.Conn.
+func copyTCP(c net.Conn, count func(int)) bool { return false }

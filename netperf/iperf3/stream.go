@@ -291,30 +291,21 @@ func (s *stream) recvTCP() {
 		s.recvFile(name)
 		return
 	}
-	if !s.t.copyReceived && discardTCP(s.conn, func(n int) {
+	count := func(n int) {
 		if s.t.running.Load() {
 			s.bytes.Add(uint64(n))
 		}
-	}) {
+	}
+	if s.t.copyReceived && copyTCP(s.conn, count) || !s.t.copyReceived && discardTCP(s.conn, count) {
 		return
 	}
-	// A block's worth a read, as iperf3 reads (128 KiB by default): the buffer is each
-	// stream's own, so its size is what a stream costs the server in memory.
+	// Not a TCP socket the raw reads can drive: a block's worth a read, as iperf3 reads
+	// (128 KiB by default).
 	buf := make([]byte, min(max(s.t.p.Len, 64<<10), 1<<20))
-	read := s.conn.Read
-	if raw := rawTCP(s.conn); raw != nil {
-		read = func(b []byte) (int, error) {
-			n, err := rawRead(raw, b, 0)
-			if err == nil && n == 0 {
-				err = io.EOF
-			}
-			return n, err
-		}
-	}
 	for {
-		n, err := read(buf)
-		if n > 0 && s.t.running.Load() {
-			s.bytes.Add(uint64(n))
+		n, err := s.conn.Read(buf)
+		if n > 0 {
+			count(n)
 		}
 		if err != nil {
 			return
