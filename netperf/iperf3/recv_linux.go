@@ -24,14 +24,20 @@ func discardTCP(c net.Conn, count func(int)) (ok bool) {
 	// The kernel never writes to the buffer with MSG_TRUNC; its length is how much one
 	// call may consume. So every stream shares one: a -P 128 test holds 4 MiB, not
 	// 4 MiB a stream (and nothing reads it, were a kernel ever to write).
-	r := newRawReader(raw, unix.MSG_TRUNC, discardBuf(), nil)
+	readToEnd(newRawReader(raw, unix.MSG_TRUNC, discardBuf(), nil), count)
+	return true
+}
+
+// readToEnd reads until the stream's end or an error, calling count with each
+// non-empty read.
+func readToEnd(r *rawReader, count func(int)) {
 	for {
 		n, err := r.read()
 		if err != nil || n <= 0 {
-			return true
+			return
 		}
 		count(n)
-		runtime.Gosched() // the other streams' turn (rawio_linux.go)
+		runtime.Gosched() // the other streams' turn, as iperf3's select loop takes them
 	}
 }
 
@@ -41,25 +47,18 @@ func discardTCP(c net.Conn, count func(int)) (ok bool) {
 // The memory is not the stream's own: each call takes a buffer from a stack and gives
 // it back as the call returns, so a stream that waits holds none, and the buffers in use
 // are at most one per processor (a raw call cannot be preempted) whatever the number of
-// streams. That is what lets a call read
-// up to 1 MiB where a stream's own buffer was 128 KiB (iperf3's block): fewer calls and
-// fewer waits for the same bytes. Measured on a veth pair, the server pinned to one CPU
-// and stock iperf3 3.12 -P 4 as the client, six runs each: 128 KiB a call 0.76-0.80x
-// stock's server in median throughput, 1 MiB 0.84-0.89x (README, Benchmarks).
+// streams. That is what lets a call read up to 1 MiB where a stream's own buffer was
+// 128 KiB (iperf3's block): fewer calls and fewer waits for the same bytes. Measured on
+// a veth pair, the server pinned to one CPU and stock iperf3 3.12 -P 4 as the client
+// under BBR, six interleaved runs each, median throughput against stock's server:
+// 0.87x with 128 KiB a call, 0.90x with 1 MiB (README, Benchmarks).
 func copyTCP(c net.Conn, count func(int)) (ok bool) {
 	raw := rawTCP(c)
 	if raw == nil {
 		return false
 	}
-	r := newRawReader(raw, 0, nil, &copyBufs)
-	for {
-		n, err := r.read()
-		if err != nil || n <= 0 {
-			return true
-		}
-		count(n)
-		runtime.Gosched() // the other streams' turn, as iperf3's select loop takes them
-	}
+	readToEnd(newRawReader(raw, 0, nil, &copyBufs), count)
+	return true
 }
 
 // copyBufs holds copyTCP's buffers.
