@@ -89,10 +89,10 @@ func e2e(iface, peer string) int {
 // rxStall gives the emulated GEM its receiver back when what came before (after, in the
 // console's note) left it stalled, so each traffic section of the job is judged on its
 // own. QEMU's GEM stops taking frames once it has met a descriptor the driver still
-// owns and looks again only when the control register (NCR) is written; the ZynqMP's macb driver
-// writes it on link up only (it re-enables RX on a "used buffer" interrupt for the
-// Zynq-7000 alone, MACB_CAPS_NEEDS_RSTONUBR), so a stall there lasts until the link is
-// bounced. A real GEM reads the descriptor again by itself. The peer answering a TCP
+// owns and looks again only when the control register (NCR) is written; the ZynqMP's
+// macb driver writes it on link up only (it re-enables RX on a "used buffer" interrupt
+// for the Zynq-7000 alone, MACB_CAPS_NEEDS_RSTONUBR), so a stall there lasts until the
+// link is bounced. A real GEM reads the descriptor again by itself. The peer answering a TCP
 // connect to its discard port, accepted or refused, is proof that frames come in.
 func rxStall(iface, peer, after string) {
 	reaches := func() bool {

@@ -296,11 +296,15 @@ func (s *stream) recvTCP() {
 			s.bytes.Add(uint64(n))
 		}
 	}
-	if s.t.copyReceived && copyTCP(s.conn, count) || !s.t.copyReceived && discardTCP(s.conn, count) {
+	raw := discardTCP
+	if s.t.copyReceived {
+		raw = copyTCP
+	}
+	if raw(s.conn, count) {
 		return
 	}
-	// Not a TCP socket the raw reads can drive: a block's worth a read, as iperf3 reads
-	// (128 KiB by default).
+	// Not a TCP socket the raw reads can drive, or not Linux: a block's worth a read, as
+	// iperf3 reads (128 KiB by default).
 	buf := make([]byte, min(max(s.t.p.Len, 64<<10), 1<<20))
 	for {
 		n, err := s.conn.Read(buf)
