@@ -63,7 +63,7 @@ func (c Change) Run(ctx context.Context, value func(before string) (string, erro
 	}
 	merr := measure(ctx)
 	// Given back whatever happened, with a context of its own: never cut short.
-	rerr := tune.RevertKnobs(context.Background(), sys, store, c.Iface, []string{c.Knob})
+	rerr := tune.RevertTemporary(context.Background(), sys, store, plan)
 	res.After, _ = sys.Read(k)
 	res.Restored = rerr == nil && res.After == res.Before
 	if rerr == nil && !res.Restored {

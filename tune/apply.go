@@ -428,13 +428,19 @@ func restore(ctx context.Context, sys *System, iface string, changes []Change) e
 	return errors.Join(errs...)
 }
 
-// RevertKnobs gives back the named knobs of iface's journal (the values they had before
-// linerate first changed them) and takes them out of it: a temporary change ends while
-// the user's own tune stays. The journal goes when nothing is left in it.
-func RevertKnobs(ctx context.Context, sys *System, store Store, iface string, knobs []string) error {
-	j, err := store.Load(iface)
+// RevertTemporary gives back the knobs of a temporary plan that Apply carried out (the
+// values they had before linerate first changed them) and takes them out of iface's
+// journal, with the plan's name: a temporary change ends while the user's own tune
+// stays, and a later revert names only what is left. The journal goes when nothing is
+// left in it.
+func RevertTemporary(ctx context.Context, sys *System, store Store, plan *Plan) error {
+	j, err := store.Load(plan.Iface)
 	if err != nil || j == nil {
 		return err
+	}
+	var knobs []string
+	for _, c := range plan.Changes {
+		knobs = append(knobs, c.Knob)
 	}
 	var back, keep []Change
 	for _, e := range j.Entries {
@@ -444,13 +450,19 @@ func RevertKnobs(ctx context.Context, sys *System, store Store, iface string, kn
 			keep = append(keep, e)
 		}
 	}
-	if err := restore(ctx, sys, iface, back); err != nil {
-		return fmt.Errorf("give back %s of %s: %w (journal %s kept; run 'linerate revert %s')", strings.Join(knobs, ", "), iface, err, store.Path(iface), iface)
+	if err := restore(ctx, sys, plan.Iface, back); err != nil {
+		return fmt.Errorf("give back %s of %s: %w (journal %s kept; run 'linerate revert %s')", strings.Join(knobs, ", "), plan.Iface, err, store.Path(plan.Iface), plan.Iface)
 	}
 	if len(keep) == 0 {
-		return store.Remove(iface)
+		return store.Remove(plan.Iface)
 	}
 	j.Entries = keep
+	for i, name := range slices.Backward(j.Profiles) {
+		if name == plan.Profile {
+			j.Profiles = slices.Delete(j.Profiles, i, i+1)
+			break
+		}
+	}
 	return store.Save(j)
 }
 
