@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -24,8 +25,18 @@ func (t *test) runStreams(ctx context.Context, interval time.Duration, done <-ch
 	t.start = time.Now()
 	t.omitEnd = t.start
 	t.running.Store(true)
+	group := t.groupSenders()
+	if group != nil {
+		t.wg.Add(1)
+		go func() {
+			defer t.wg.Done()
+			t.sendGroup(ctx, group)
+		}()
+	}
 	for _, s := range t.streams {
-		s.run(ctx)
+		if !slices.Contains(group, s) {
+			s.run(ctx)
+		}
 	}
 	st := &intervalState{last: t.start, bytes: map[int]uint64{}, retr: map[int]int64{}, packets: map[int]int64{}, errors: map[int]int64{}}
 	var tick <-chan time.Time

@@ -116,7 +116,8 @@ func payload(n int, repeating bool) []byte {
 	return b
 }
 
-// run starts the stream's goroutine.
+// run starts the stream's goroutine (not for the senders that share one,
+// sendgroup_linux.go).
 func (s *stream) run(ctx context.Context) {
 	s.t.wg.Add(1)
 	go func() {
@@ -132,12 +133,18 @@ func (s *stream) run(ctx context.Context) {
 		default:
 			s.recvTCP()
 		}
-		s.mu.Lock()
-		if s.end.IsZero() {
-			s.end = time.Now()
-		}
-		s.mu.Unlock()
+		s.markEnded()
 	}()
+}
+
+// markEnded sets the stream's end time, once: when its sending or receiving ended, or
+// the test's end (TEST_END) when that came first.
+func (s *stream) markEnded() {
+	s.mu.Lock()
+	if s.end.IsZero() {
+		s.end = time.Now()
+	}
+	s.mu.Unlock()
 }
 
 // pace sleeps until sending n more bytes keeps the stream at rate bit/s since start.
