@@ -96,6 +96,7 @@ func TestStabilityStepInNamespace(t *testing.T) {
 	b, st := boardPair(t)
 	reflector, _, _ := linerateIn(t, st, "reflect", "st0", "--duration", "60s")
 	defer waitOrKill(reflector, 0)
+	waitPacketSocket(t, st)
 	plan := writePlan(t, `board: zc702
 interface: eth0
 station:
@@ -121,6 +122,20 @@ steps:
 		!strings.Contains(out, "LINERATE FAIL board=zc702 serial=NS-8") || !strings.Contains(out, "failed=stable") {
 		t.Errorf("a flap mid-step: exit %d, want FAIL with the times:\n%s", code, out)
 	}
+}
+
+// waitPacketSocket waits (at most 10 s) until a packet socket is open in the namespace:
+// the reflector's ring, which holds the frames that come before it reads. Started
+// without the wait, a reflector slow to start (under -race, on a loaded machine) missed
+// the step's first frames (2461 of 2500 back in one CI run).
+func waitPacketSocket(t *testing.T, ns *nstest.NS) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if out, err := ns.Try("cat", "/proc/net/packet"); err == nil && strings.Count(strings.TrimSpace(out), "\n") >= 1 {
+			return
+		}
+	}
+	t.Fatalf("no packet socket in %s after 10 s: the reflector did not start", ns.Name)
 }
 
 func TestWatchInNamespace(t *testing.T) {
