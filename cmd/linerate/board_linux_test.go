@@ -124,15 +124,19 @@ steps:
 	}
 }
 
-// waitPacketSocket waits (at most 10 s) until a packet socket is open in the namespace:
-// the reflector's ring, which holds the frames that come before it reads. Started
+// waitPacketSocket waits (at most 10 s) until a packet socket in the namespace is bound
+// to a port (/proc/net/packet's Iface column): the reflector's ring, which holds the
+// frames that come before it reads. Started
 // without the wait, a reflector slow to start (under -race, on a loaded machine) missed
 // the step's first frames (2461 of 2500 back in one CI run).
 func waitPacketSocket(t *testing.T, ns *nstest.NS) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if out, err := ns.Try("cat", "/proc/net/packet"); err == nil && strings.Count(strings.TrimSpace(out), "\n") >= 1 {
-			return
+		out, err := ns.Try("cat", "/proc/net/packet")
+		for _, line := range strings.Split(out, "\n")[1:] {
+			if f := strings.Fields(line); err == nil && len(f) > 4 && f[4] != "0" {
+				return
+			}
 		}
 	}
 	t.Fatalf("no packet socket in %s after 10 s: the reflector did not start", ns.Name)
