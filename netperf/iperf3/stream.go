@@ -147,20 +147,45 @@ func (s *stream) markEnded() {
 	s.mu.Unlock()
 }
 
-// pace sleeps until sending n more bytes keeps the stream at rate bit/s since start.
-func pace(ctx context.Context, start time.Time, sent uint64, rate uint64, stop <-chan struct{}) bool {
+// pacer holds a paced (-b) stream to its rate: the wait before each block, burst or
+// UDP pacing step, on the one timer the stream keeps (time.After made a timer and its
+// channel for every wait, garbage a thousand times a second at the default pacing).
+type pacer struct {
+	ctx   context.Context
+	stop  <-chan struct{}
+	timer *time.Timer
+}
+
+func newPacer(ctx context.Context, stop <-chan struct{}) *pacer {
+	return &pacer{ctx: ctx, stop: stop}
+}
+
+// sleep waits d; false when the test's context or its sending ended first.
+func (p *pacer) sleep(d time.Duration) bool {
+	if p.timer == nil {
+		p.timer = time.NewTimer(d)
+	} else {
+		p.timer.Reset(d) // no stale tick since Go 1.23: Reset drains the channel
+	}
+	select {
+	case <-p.timer.C:
+		return true
+	case <-p.ctx.Done():
+	case <-p.stop:
+	}
+	p.timer.Stop()
+	return false
+}
+
+// until waits until sending sent bytes keeps the stream at rate bit/s since start (no
+// wait without a rate, or when the stream is behind); false as sleep's.
+func (p *pacer) until(start time.Time, sent, rate uint64) bool {
 	if rate == 0 {
 		return true
 	}
 	due := start.Add(time.Duration(float64(sent) * 8 / float64(rate) * float64(time.Second)))
 	if d := time.Until(due); d > 0 {
-		select {
-		case <-time.After(d):
-		case <-ctx.Done():
-			return false
-		case <-stop:
-			return false
-		}
+		return p.sleep(d)
 	}
 	return true
 }
@@ -217,11 +242,12 @@ func (s *stream) sendTCP(ctx context.Context) {
 		}
 	}
 	var sent uint64
+	pc := newPacer(ctx, s.t.stopSend)
 	for blocks := 0; !s.stopped() && ctx.Err() == nil; blocks++ {
 		if !s.underLimit(len(buf)) {
 			return
 		}
-		if b := s.t.p.Burst; (b == 0 || blocks%b == 0) && !pace(ctx, s.start, sent, s.t.p.Bandwidth, s.t.stopSend) {
+		if b := s.t.p.Burst; (b == 0 || blocks%b == 0) && !pc.until(s.start, sent, s.t.p.Bandwidth) {
 			return
 		}
 		n, err := write(buf)
@@ -250,6 +276,7 @@ func (s *stream) sendFile(ctx context.Context, name string, buf []byte) {
 	}
 	defer f.Close()
 	var sent uint64
+	pc := newPacer(ctx, s.t.stopSend)
 	for !s.stopped() && ctx.Err() == nil {
 		n, err := io.ReadFull(f, buf)
 		if n == 0 {
@@ -257,7 +284,7 @@ func (s *stream) sendFile(ctx context.Context, name string, buf []byte) {
 			s.t.limitOnce.Do(func() { close(s.t.limitHit) })
 			return
 		}
-		if !s.underLimit(n) || !pace(ctx, s.start, sent, s.t.p.Bandwidth, s.t.stopSend) {
+		if !s.underLimit(n) || !pc.until(s.start, sent, s.t.p.Bandwidth) {
 			return
 		}
 		w, werr := s.conn.Write(buf[:n])
@@ -341,6 +368,7 @@ func (s *stream) sendUDP(ctx context.Context) {
 	var seq uint64
 	var sent uint64
 	tick := time.Duration(p.PacingTimer) * time.Microsecond
+	pc := newPacer(ctx, s.t.stopSend)
 	for !s.stopped() && ctx.Err() == nil {
 		if !s.underLimit(size) {
 			return
@@ -349,11 +377,7 @@ func (s *stream) sendUDP(ctx context.Context) {
 		// rate/N only each burst's first packet waits: N go back to back.
 		due := s.start.Add(time.Duration(float64(sent+uint64(size)) * 8 / float64(p.Bandwidth) * float64(time.Second)))
 		if d := time.Until(due); d > 0 && (p.Burst == 0 || seq%uint64(p.Burst) == 0) {
-			select {
-			case <-time.After(min(d, tick)):
-			case <-ctx.Done():
-				return
-			case <-s.t.stopSend:
+			if !pc.sleep(min(d, tick)) {
 				return
 			}
 			continue

@@ -1,0 +1,65 @@
+package iperf3
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// The pacer's waits: one timer for all of them, a wait that ends at its time, and one
+// the test's end or its context cuts short.
+func TestPacer(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := make(chan struct{})
+	p := newPacer(ctx, stop)
+
+	if !p.sleep(time.Microsecond) {
+		t.Fatal("a 1 µs wait with nothing stopped: false")
+	}
+	if a := testing.AllocsPerRun(50, func() { p.sleep(time.Microsecond) }); a != 0 {
+		t.Errorf("%v allocations a wait after the first: the timer is not reused", a)
+	}
+	begin := time.Now()
+	if !p.until(begin, 1250, 1e6) || time.Since(begin) < 10*time.Millisecond {
+		t.Errorf("until: 1250 bytes at 1 Mbit/s should be due 10 ms after start, waited %v", time.Since(begin))
+	}
+	if !p.until(begin.Add(-time.Hour), 1<<20, 1e6) || !p.until(begin, 1<<40, 0) {
+		t.Error("until waited for a stream behind its rate, or for one without a rate")
+	}
+
+	done := make(chan bool)
+	go func() { done <- p.sleep(time.Hour) }()
+	close(stop)
+	select {
+	case ok := <-done:
+		if ok {
+			t.Error("a wait the test's end cut short returned true")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the test's end did not end an hour's wait")
+	}
+
+	p = newPacer(ctx, make(chan struct{}))
+	p.sleep(time.Microsecond)
+	go func() { done <- p.sleep(time.Hour) }()
+	cancel()
+	select {
+	case ok := <-done:
+		if ok {
+			t.Error("a wait the context cut short returned true")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the context's end did not end an hour's wait")
+	}
+	// A tick the last wait left unread (its timer fired, the wait had gone) is not
+	// taken for the next wait's.
+	p = newPacer(context.Background(), make(chan struct{}))
+	p.sleep(time.Microsecond)
+	p.timer.Reset(time.Microsecond)
+	time.Sleep(5 * time.Millisecond)
+	begin = time.Now()
+	if !p.sleep(20*time.Millisecond) || time.Since(begin) < 20*time.Millisecond {
+		t.Errorf("a 20 ms wait after an unread tick took %v", time.Since(begin))
+	}
+}
