@@ -12,18 +12,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// When the process has one processor (GOMAXPROCS 1: a client or server pinned to one
-// CPU by taskset or -A, or a one-core board), a test's TCP senders share one goroutine
-// that writes as iperf3 3.12's select loop does: a non-blocking write(2) of up to a
-// block to each stream in turn, ten rounds, and a wait on all the streams' sockets
-// only when none took anything. A goroutine per stream gains nothing on one processor
-// and costs a thread hand-off whenever a write outlasts the scheduler's monitor tick
-// (a 128 KiB write on a fast link does), plus a park and a wake-up each time a socket
-// fills mid-block. Measured pinned on a veth pair (client CPU 0, stock 3.12 server on
-// CPU 1, each end's receive work steered to its own CPU, -P 4, BBR), interleaved
-// rounds: goroutine per stream 0.91x and 0.95x stock's client in medians, this loop
-// 1.03x and 0.97x (README, Benchmarks). With more processors each stream keeps its
-// own goroutine, so the streams spread over the cores as iperf3 3.16+'s threads do.
+// A test's unpaced TCP senders write in loops, one for each of the process's
+// processors (GOMAXPROCS: the CPUs it may run on, so one when pinned by taskset or -A),
+// the streams dealt round the loops. Each loop writes as iperf3 3.12's select loop
+// does: a non-blocking write(2) of up to a block to each of its streams in turn, ten
+// rounds, and a wait on all its streams' sockets only when none took anything. With at
+// least as many processors as streams every stream has a loop of its own, as iperf3
+// 3.16+ gives each stream a thread, so -P 2 on a two-core board uses both cores.
+//
+// A goroutine per stream (what paced, file and zero-copy streams keep) costs more: a
+// write outlasts the scheduler's monitor tick (a 128 KiB write on a fast link does),
+// and the monitor then hands the processor to another thread; and a socket that fills
+// mid-block costs a park and a wake-up. Measured pinned on a veth pair (client CPU 0,
+// stock 3.12 server on CPU 1, each end's receive work steered to its own CPU, -P 4,
+// BBR), interleaved rounds: goroutine per stream 0.91x and 0.95x stock's client in
+// medians, the one loop 1.03x and 0.97x (README, Benchmarks).
 
 // groupRounds is how many rounds of writes the loop makes before it looks at the test's
 // end again: iperf3's multisend.
@@ -33,27 +36,31 @@ const groupRounds = 10
 // full still sees its end (a socket closed under poll(2) does not wake it).
 const groupWait = 10 * time.Millisecond
 
-// groupSenders is the test's TCP senders that share one goroutine, or nil when each
-// runs its own: more than one processor, fewer than two such streams, or a paced (-b),
-// file (-F) or zero-copy (-Z) test, whose streams the per-stream loop serves.
-func (t *test) groupSenders() []*stream {
+// senderGroups is the test's TCP senders dealt to the loops, nil when none writes in
+// one: a paced (-b), file (-F) or zero-copy (-Z) test, whose streams the per-stream
+// loop serves.
+func (t *test) senderGroups() [][]*stream {
 	p := t.p
-	if runtime.GOMAXPROCS(0) != 1 || p.UDP || p.Bandwidth != 0 || p.Local.File != "" || p.Local.ZeroCopy {
+	if p.UDP || p.Bandwidth != 0 || p.Local.File != "" || p.Local.ZeroCopy {
 		return nil
 	}
-	var g []*stream
+	var ss []*stream
 	for _, s := range t.streams {
 		if s.sender && rawTCP(s.conn) != nil {
-			g = append(g, s)
+			ss = append(ss, s)
 		}
 	}
-	if len(g) < 2 {
+	if len(ss) == 0 {
 		return nil
+	}
+	g := make([][]*stream, min(runtime.GOMAXPROCS(0), len(ss)))
+	for i, s := range ss {
+		g[i%len(g)] = append(g[i%len(g)], s)
 	}
 	return g
 }
 
-// groupMember is one stream of the shared loop, with its raw socket and the result of
+// groupMember is one stream of a sending loop, with its raw socket and the result of
 // its last write.
 type groupMember struct {
 	s   *stream
@@ -67,7 +74,7 @@ type groupMember struct {
 
 // write is the member's function for RawConn.Write: one non-blocking write(2), never
 // a wait (EAGAIN is the loop's to handle). A raw call: the runtime is not told, so a
-// long copy keeps the one processor (rawio_linux.go says why that matters).
+// long copy keeps its processor (rawio_linux.go says why that matters).
 func (m *groupMember) write(fd uintptr) bool {
 	for {
 		n, _, e := unix.RawSyscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&m.buf[0])), uintptr(len(m.buf)))

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// oneProc runs the test with GOMAXPROCS 1, the shared sending loop's condition, and
+// oneProc runs the test with GOMAXPROCS 1 (every sender in one loop), and
 // gives the process back what it had.
 func oneProc(t *testing.T) {
 	procs := runtime.GOMAXPROCS(1)
@@ -42,10 +42,10 @@ func loopbackPairs(t *testing.T, n int) (send, recv []net.Conn) {
 	return send, recv
 }
 
-// TestSendersShareALoopOnOneProcessor: on one processor a test's TCP senders share one
-// goroutine; with more, or for the streams the per-stream loop serves (paced, file,
-// zero-copy, UDP, a single stream), each has its own.
-func TestSendersShareALoopOnOneProcessor(t *testing.T) {
+// TestSendersWriteInALoopPerProcessor: a test's TCP senders are dealt to one loop a
+// processor, as many loops as streams at most; the streams the per-stream loop serves
+// (paced, file, zero-copy, UDP) are in none.
+func TestSendersWriteInALoopPerProcessor(t *testing.T) {
 	send, _ := loopbackPairs(t, 3)
 	mk := func(p Params, conns ...net.Conn) *test {
 		tt := newTest(&p)
@@ -54,26 +54,40 @@ func TestSendersShareALoopOnOneProcessor(t *testing.T) {
 		}
 		return tt
 	}
+	ids := func(g [][]*stream) (s string) {
+		for _, l := range g {
+			s += "["
+			for _, st := range l {
+				s += strconv.Itoa(st.id)
+			}
+			s += "]"
+		}
+		return s
+	}
 	oneProc(t)
-	if g := mk(Params{Len: 1024}, send...).groupSenders(); len(g) != 3 {
-		t.Fatalf("one processor, 3 TCP senders: %d share the loop; want 3", len(g))
+	if g := ids(mk(Params{Len: 1024}, send...).senderGroups()); g != "[123]" {
+		t.Fatalf("one processor, 3 TCP senders: loops %s; want [123]", g)
 	}
 	mixed := mk(Params{Len: 1024}, send...)
 	mixed.streams[1].sender = false // -R's other direction, --bidir
-	if g := mixed.groupSenders(); len(g) != 2 || g[0].id != 1 || g[1].id != 3 {
-		t.Errorf("--bidir: the loop got %d streams; want the two senders", len(g))
+	if g := ids(mixed.senderGroups()); g != "[13]" {
+		t.Errorf("--bidir: loops %s; want the two senders in one, [13]", g)
 	}
 	for name, p := range map[string]Params{"-b": {Bandwidth: 1e6}, "-Z": {Local: LocalOpts{ZeroCopy: true}}, "-F": {Local: LocalOpts{File: "x"}}, "-u": {UDP: true}} {
-		if g := mk(p, send...).groupSenders(); g != nil {
-			t.Errorf("%s: %d streams share the loop; want each its own", name, len(g))
+		if g := mk(p, send...).senderGroups(); g != nil {
+			t.Errorf("%s: loops %s; want each stream its own goroutine", name, ids(g))
 		}
 	}
-	if g := mk(Params{}, send[0]).groupSenders(); g != nil {
-		t.Errorf("one stream: it shares a loop; want its own goroutine")
+	if g := ids(mk(Params{}, send[0]).senderGroups()); g != "[1]" {
+		t.Errorf("one stream: loops %s; want [1]", g)
 	}
 	runtime.GOMAXPROCS(2)
-	if g := mk(Params{}, send...).groupSenders(); g != nil {
-		t.Errorf("two processors: %d streams share the loop; want a goroutine each (iperf3 3.16+'s threads)", len(g))
+	if g := ids(mk(Params{}, send...).senderGroups()); g != "[13][2]" {
+		t.Errorf("two processors, 3 senders: loops %s; want [13][2]", g)
+	}
+	runtime.GOMAXPROCS(4)
+	if g := ids(mk(Params{}, send...).senderGroups()); g != "[1][2][3]" {
+		t.Errorf("four processors, 3 senders: loops %s; want a loop a stream (iperf3 3.16+'s threads), [1][2][3]", g)
 	}
 }
 
@@ -161,31 +175,35 @@ func TestSharedLoopSendsAndEnds(t *testing.T) {
 	})
 }
 
-// TestSharedLoopLimit: -n through the shared loop ends the test at its byte count,
-// over it by less than a block, and every stream takes part.
+// TestSharedLoopLimit: -n through the loops ends the test at its byte count, over it by
+// less than a block a loop, and every stream takes part: one loop on one processor, two
+// on two.
 func TestSharedLoopLimit(t *testing.T) {
-	oneProc(t)
 	addr, _, _ := testServer(t, 10*time.Second)
 	host, port, _ := net.SplitHostPort(addr)
 	p, _ := strconv.Atoi(port)
 	const limit, block = 64 << 20, 128 << 10
-	c := &Client{Host: host, Port: p, Version: "test", ConnectTimeout: time.Second, Params: Params{Bytes: limit, Parallel: 4, Len: block}}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	rep, err := c.Run(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sent := rep.End.SumSent.Bytes
-	if sent < limit || sent >= limit+block {
-		t.Errorf("-n %d -P 4: %d bytes sent; want at least the limit and under a block more", limit, sent)
-	}
-	if got := rep.End.SumReceived.Bytes; got != sent {
-		t.Errorf("the server received %d bytes of the %d sent", got, sent)
-	}
-	for i, s := range rep.End.Streams {
-		if s.Sender == nil || s.Sender.Bytes == 0 {
-			t.Errorf("stream %d sent nothing; want every stream in the loop's turns", i+1)
+	for _, procs := range []int{1, 2} {
+		was := runtime.GOMAXPROCS(procs)
+		c := &Client{Host: host, Port: p, Version: "test", ConnectTimeout: time.Second, Params: Params{Bytes: limit, Parallel: 4, Len: block}}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		rep, err := c.Run(ctx)
+		cancel()
+		runtime.GOMAXPROCS(was)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := rep.End.SumSent.Bytes
+		if sent < limit || sent >= limit+uint64(procs)*block {
+			t.Errorf("%d processors, -n %d -P 4: %d bytes sent; want at least the limit and under a block a loop more", procs, limit, sent)
+		}
+		if got := rep.End.SumReceived.Bytes; got != sent {
+			t.Errorf("%d processors: the server received %d bytes of the %d sent", procs, got, sent)
+		}
+		for i, s := range rep.End.Streams {
+			if s.Sender == nil || s.Sender.Bytes == 0 {
+				t.Errorf("%d processors: stream %d sent nothing; want every stream in its loop's turns", procs, i+1)
+			}
 		}
 	}
 }

@@ -25,16 +25,17 @@ func (t *test) runStreams(ctx context.Context, interval time.Duration, done <-ch
 	t.start = time.Now()
 	t.omitEnd = t.start
 	t.running.Store(true)
-	group := t.groupSenders()
-	if group != nil {
+	var looped []*stream
+	for _, g := range t.senderGroups() {
+		looped = append(looped, g...)
 		t.wg.Add(1)
 		go func() {
 			defer t.wg.Done()
-			t.sendGroup(ctx, group)
+			t.sendGroup(ctx, g)
 		}()
 	}
 	for _, s := range t.streams {
-		if !slices.Contains(group, s) {
+		if !slices.Contains(looped, s) {
 			s.run(ctx)
 		}
 	}

@@ -17,7 +17,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// stream is one data connection of a test, run by its own goroutine.
+// stream is one data connection of a test, run by its own goroutine or, an unpaced TCP
+// sender on Linux, by one of the sending loops (sendgroup_linux.go).
 type stream struct {
 	id     int
 	sender bool
@@ -116,8 +117,8 @@ func payload(n int, repeating bool) []byte {
 	return b
 }
 
-// run starts the stream's goroutine (not for the senders that share one,
-// sendgroup_linux.go).
+// run starts the stream's goroutine (not for the unpaced TCP senders on Linux: they
+// write in loops, sendgroup_linux.go).
 func (s *stream) run(ctx context.Context) {
 	s.t.wg.Add(1)
 	go func() {
