@@ -28,30 +28,24 @@ func TestPacer(t *testing.T) {
 		t.Error("until waited for a stream behind its rate, or for one without a rate")
 	}
 
-	done := make(chan bool)
-	go func() { done <- p.sleep(time.Hour) }()
-	close(stop)
-	select {
-	case ok := <-done:
-		if ok {
-			t.Error("a wait the test's end cut short returned true")
+	// cutShort: an hour's wait of p, ended by end, returns false at once.
+	cutShort := func(p *pacer, end func(), what string) {
+		done := make(chan bool)
+		go func() { done <- p.sleep(time.Hour) }()
+		end()
+		select {
+		case ok := <-done:
+			if ok {
+				t.Errorf("a wait %s cut short returned true", what)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s did not end an hour's wait", what)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the test's end did not end an hour's wait")
 	}
-
+	cutShort(p, func() { close(stop) }, "the test's end")
 	p = newPacer(ctx, make(chan struct{}))
 	p.sleep(time.Microsecond)
-	go func() { done <- p.sleep(time.Hour) }()
-	cancel()
-	select {
-	case ok := <-done:
-		if ok {
-			t.Error("a wait the context cut short returned true")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the context's end did not end an hour's wait")
-	}
+	cutShort(p, cancel, "the context's end")
 	// A tick the last wait left unread (its timer fired, the wait had gone) is not
 	// taken for the next wait's.
 	p = newPacer(context.Background(), make(chan struct{}))
