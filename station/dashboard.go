@@ -13,6 +13,7 @@ import (
 
 	"github.com/zynqnet/linerate/curve"
 	"github.com/zynqnet/linerate/internal/safecsv"
+	"github.com/zynqnet/linerate/plan"
 )
 
 // Yield is the yield of one board type on one day: of the serials first tested that
@@ -175,10 +176,13 @@ type durations struct {
 	counts []int
 }
 
+// bucketOf is v's bucket; what no report can carry (NaN, below 10 ms, past a week:
+// the door's bounds, which an older store may not have kept) goes to the first or last.
 func bucketOf(v float64) int {
 	if !(v > 0.01) {
 		return 0
 	}
+	v = min(v, plan.MaxSeconds)
 	frac, exp := math.Frexp(v / 0.01) // frac in [0.5, 1)
 	return exp*64 + int((frac-0.5)*128)
 }
@@ -392,14 +396,13 @@ func (s *Server) reportPage(w http.ResponseWriter, req *http.Request) {
 	}
 	// The board's tests, oldest first: its attempts.
 	var history []row
-	if rows, _, done, err := s.view(map[string]string{}); err == nil {
+	s.withView(map[string]string{}, func(rows []*row, _ int) {
 		for _, x := range rows {
 			if x.Board == r.Board && x.Serial == r.Serial {
 				history = append(history, *x)
 			}
 		}
-		done()
-	}
+	})
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'")
 	err := reportTmpl.Execute(w, map[string]any{"R": r, "M": s.store.Meta(r.ID), "S": sum, "History": history, "Sweeps": sweeps, "Findings": findings, "HasDoctor": len(r.Doctor) > 0})

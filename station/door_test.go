@@ -52,7 +52,7 @@ func TestDoor(t *testing.T) {
 		{"id too long", mutate(strings.Repeat("x", MaxIDLen+1), func(*plan.Report) {}), 422, "id: want"},
 		{"newline in the serial", mutate("n1", func(r *plan.Report) { r.Serial = "SN1\nstation: report forged" }), 422, "serial: want"},
 		{"absurd figure", mutate("f1", func(r *plan.Report) { r.Figures["tcp-up_mbps"] = 1.7e308 }), 422, "figure tcp-up_mbps = 1.7e+308"},
-		{"absurd measurement", mutate("f2", func(r *plan.Report) { r.Steps[1].Measured["mbps"] = -1e300 }), 422, "step tcp-up: mbps"},
+		{"absurd measurement", mutate("f2", func(r *plan.Report) { r.Steps[1].Measured["mbps"] = -1e300 }), 422, "steps[1] (tcp-up).measured: mbps = -1e+300"},
 		{"too many figures", mutate("f3", func(r *plan.Report) { r.Figures = many(MaxFigures + 1) }), 422, "figures: at most"},
 		{"too many steps", mutate("s1", func(r *plan.Report) {
 			for i := 0; i < MaxSteps; i++ {

@@ -246,12 +246,36 @@ func (s *Server) take(rec *record) {
 	}
 }
 
-// view is the rows a query selects, after a refresh, under the index's read lock:
-// done lets it go (the rows must not be read after).
-func (s *Server) view(q map[string]string) (rows []*row, total int, done func(), err error) {
+// takeLocked takes a record in under the index's lock.
+func (s *Server) takeLocked(rec *record) {
+	s.idx.mu.Lock()
+	defer s.idx.mu.Unlock()
+	s.take(rec)
+}
+
+// alarmList is the alarms raised, read under the index's lock.
+func (s *Server) alarmList() []Alarm {
+	s.idx.mu.RLock()
+	defer s.idx.mu.RUnlock()
+	return s.idx.alarms.list()
+}
+
+// ackLocked clears an acknowledged alarm under the index's lock.
+func (s *Server) ackLocked(a Ack) {
+	s.idx.mu.Lock()
+	defer s.idx.mu.Unlock()
+	s.idx.alarms.ack(a)
+}
+
+// withView runs fn over the rows a query selects (after a refresh) and how many the
+// index holds, under the index's read lock: fn must not keep the rows. The lock goes
+// however fn ends, a panic included, so no request can leave the station locked.
+func (s *Server) withView(q map[string]string, fn func(rows []*row, total int)) error {
 	if err := s.refresh(); err != nil {
-		return nil, 0, nil, err
+		return err
 	}
 	s.idx.mu.RLock()
-	return filterRows(s.idx.rows, q), len(s.idx.rows), s.idx.mu.RUnlock, nil
+	defer s.idx.mu.RUnlock()
+	fn(filterRows(s.idx.rows, q), len(s.idx.rows))
+	return nil
 }

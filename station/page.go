@@ -373,52 +373,72 @@ func newNonce() string {
 // pageRows is how many reports the page lists by default (the CSV has them all).
 const pageRows = 200
 
+// pageTables is what the page's tables and charts show of the rows a query selects,
+// read under the index's read lock.
+type pageTables struct {
+	ids                      []string // the rows listed, newest first
+	total, selected, pass    int
+	pareto                   []paretoBar
+	yields                   []Yield
+	portYields               []PortYield
+	boards                   []Pace
+	steps                    []StepPace
+	hours                    Hours
+	chart                    template.HTML
+	boardNames, fixtureNames []string
+	alarms                   []Alarm
+}
+
+// paretoBar is a row of the failures' Pareto with its bar's length.
+type paretoBar struct {
+	ParetoRow
+	Bar float64
+}
+
+// tables reads what the page needs of rows (under the index's read lock); limit is
+// how many reports it lists.
+func (s *Server) tables(rows []*row, total, limit int) pageTables {
+	t := pageTables{total: total, selected: len(rows), ids: make([]string, 0, min(limit, len(rows)))}
+	for i := len(rows) - 1; i >= 0 && len(t.ids) < limit; i-- {
+		t.ids = append(t.ids, rows[i].ID)
+	}
+	for _, x := range rows {
+		if x.Verdict == "PASS" {
+			t.pass++
+		}
+	}
+	par := pareto(rows)
+	for _, p := range par[:min(len(par), 15)] {
+		t.pareto = append(t.pareto, paretoBar{p, 160 * float64(p.Count) / float64(max(par[0].Count, 1))})
+	}
+	t.yields, t.portYields = yields(rows), portYields(rows)
+	if len(t.yields) > 30 {
+		t.yields = t.yields[:30]
+	}
+	t.boards, t.steps = paces(rows, s.idx.steps)
+	t.hours = hours(rows, time.Now())
+	t.chart = chart(rows)
+	t.boardNames, t.fixtureNames = sortedKeys(s.idx.boards), sortedKeys(s.idx.fixtures)
+	t.alarms = s.idx.alarms.list()
+	return t
+}
+
 func (s *Server) page(w http.ResponseWriter, req *http.Request) {
 	q := query(req)
 	limit := pageRows
 	if n, err := strconv.Atoi(req.URL.Query().Get("limit")); err == nil && n > 0 {
 		limit = min(n, 10*pageRows)
 	}
-	rows, total, done, err := s.view(q)
-	if err != nil {
+	// Everything the tables need, under the index's read lock; then the store for the
+	// rows shown, and the page, without it.
+	var t pageTables
+	if err := s.withView(q, func(rows []*row, total int) { t = s.tables(rows, total, limit) }); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	// Everything the tables need, under the index's read lock; then the store for the
-	// rows shown, and the page, without it.
-	ids := make([]string, 0, min(limit, len(rows)))
-	for i := len(rows) - 1; i >= 0 && len(ids) < limit; i-- {
-		ids = append(ids, rows[i].ID)
-	}
-	pass := 0
-	for _, x := range rows {
-		if x.Verdict == "PASS" {
-			pass++
-		}
-	}
-	type bar struct {
-		ParetoRow
-		Bar float64
-	}
-	var par []bar
-	for i, p := range pareto(rows) {
-		if i == 15 {
-			break
-		}
-		par = append(par, bar{p, 0})
-		par[i].Bar = 160 * float64(p.Count) / float64(par[0].Count)
-	}
-	ys, pys := yields(rows), portYields(rows)
-	if len(ys) > 30 {
-		ys = ys[:30]
-	}
-	boards, steps := paces(rows, s.idx.steps)
-	hrs := hours(rows, time.Now())
-	svg := chart(rows)
-	boardNames, fixtureNames := sortedKeys(s.idx.boards), sortedKeys(s.idx.fixtures)
-	alarms := s.idx.alarms.list()
-	selected := len(rows)
-	done()
+	ids, total, selected, pass := t.ids, t.total, t.selected, t.pass
+	par, ys, pys, boards, steps, hrs, svg := t.pareto, t.yields, t.portYields, t.boards, t.steps, t.hours, t.chart
+	boardNames, fixtureNames, alarms := t.boardNames, t.fixtureNames, t.alarms
 
 	shown, err := summaries(s.store.summaries(ids))
 	if err != nil {

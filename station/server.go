@@ -166,14 +166,7 @@ func (c liveCollector) Collect(ch chan<- prometheus.Metric) {
 func (s *Server) observe(r *record) {
 	board := s.label("board", r.Board)
 	s.reports.WithLabelValues(board, r.Verdict).Inc()
-	s.mu.Lock()
-	first := !s.serials[r.Board+"\x00"+r.Serial]
-	if s.serials == nil {
-		s.serials = map[string]bool{}
-	}
-	s.serials[r.Board+"\x00"+r.Serial] = true
-	s.mu.Unlock()
-	if first {
+	if s.firstSeen(r.Board + "\x00" + r.Serial) {
 		s.tested.WithLabelValues(board, r.Verdict).Inc()
 	}
 	if len(r.DuplicateMAC) > 0 {
@@ -191,6 +184,18 @@ func (s *Server) observe(r *record) {
 			s.bytes.WithLabelValues(board, step).Observe(*st.Mbps * 1e6 / 8)
 		}
 	}
+}
+
+// firstSeen says whether a board's serial is counted as tested for the first time.
+func (s *Server) firstSeen(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.serials == nil {
+		s.serials = map[string]bool{}
+	}
+	first := !s.serials[key]
+	s.serials[key] = true
+	return first
 }
 
 // poster is who may post (a write token's name, or the address without tokens); it
@@ -269,9 +274,7 @@ func (s *Server) postReport(w http.ResponseWriter, req *http.Request) {
 	// Into the index at once (a read of the store after every post would cost every
 	// board's post the reports around it); other stations' come with the next read.
 	rec := recordOf(r, now, meta, st)
-	s.idx.mu.Lock()
-	s.take(&rec)
-	s.idx.mu.Unlock()
+	s.takeLocked(&rec)
 	note := fmt.Sprintf("attempt %d", st.Attempt)
 	if len(st.DuplicateMAC) > 0 {
 		note += "; " + (&DuplicateMACError{MAC: r.MAC, Uses: st.DuplicateMAC}).Error()
@@ -324,16 +327,17 @@ func query(req *http.Request) map[string]string {
 // filtered is the summaries of the stored reports the request's query selects, oldest
 // first, read from the store; it answers 500 itself.
 func (s *Server) filtered(w http.ResponseWriter, req *http.Request) ([]Summary, bool) {
-	rows, _, done, err := s.view(query(req))
+	var ids []string
+	err := s.withView(query(req), func(rows []*row, _ int) {
+		ids = make([]string, len(rows))
+		for i, x := range rows {
+			ids[i] = x.ID
+		}
+	})
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return nil, false
 	}
-	ids := make([]string, len(rows))
-	for i, x := range rows {
-		ids[i] = x.ID
-	}
-	done()
 	list, err := summaries(s.store.summaries(ids))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -470,10 +474,7 @@ func (s *Server) getAlarms(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	s.idx.mu.RLock()
-	list := s.idx.alarms.list()
-	s.idx.mu.RUnlock()
-	writeJSON(w, list)
+	writeJSON(w, s.alarmList())
 }
 
 // ackAlarm is an operator's acknowledgement (POST with a write token when the station
@@ -492,9 +493,7 @@ func (s *Server) ackAlarm(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	s.idx.mu.Lock()
-	known := slices.ContainsFunc(s.idx.alarms.list(), func(a Alarm) bool { return a.ID == id })
-	s.idx.mu.Unlock()
+	known := slices.ContainsFunc(s.alarmList(), func(a Alarm) bool { return a.ID == id })
 	if !known {
 		http.Error(w, "no alarm "+id+" is raised", http.StatusNotFound)
 		return
@@ -504,9 +503,7 @@ func (s *Server) ackAlarm(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "the station could not record it: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	s.idx.mu.Lock()
-	s.idx.alarms.ack(a)
-	s.idx.mu.Unlock()
+	s.ackLocked(a)
 	s.log.Printf("alarm %s acknowledged by %s", id, who)
 	if strings.Contains(req.Header.Get("Accept"), "text/html") {
 		http.Redirect(w, req, "/", http.StatusSeeOther)

@@ -39,8 +39,8 @@ func TestStationTime(t *testing.T) {
 func TestSettleNonFinite(t *testing.T) {
 	rep := &plan.Report{Steps: []plan.StepResult{
 		{ID: "ok", Pass: true, Measured: map[string]float64{"mbps": 941}},
-		{ID: "odd", Pass: true, Measured: map[string]float64{"p99_us": math.NaN(), "loss_pct": math.Inf(1)}},
-	}, Figures: map[string]float64{"odd_p99_us": math.NaN(), "ok_mbps": 941}}
+		{ID: "odd", Pass: true, Measured: map[string]float64{"p99_us": math.NaN(), "loss_pct": math.Inf(1), "mbps": -3}},
+	}, Figures: map[string]float64{"odd_p99_us": math.NaN(), "odd_mbps": -3, "ok_mbps": 941}}
 	settle(rep)
 	if rep.Verdict != "FAIL" || len(rep.Failed) != 1 || rep.Failed[0] != "odd" || !strings.Contains(rep.Steps[1].Reason, "internal error") {
 		t.Fatalf("verdict %s, failed %v, reason %q", rep.Verdict, rep.Failed, rep.Steps[1].Reason)
@@ -50,6 +50,13 @@ func TestSettleNonFinite(t *testing.T) {
 	}
 	if _, ok := rep.Figures["ok_mbps"]; !ok {
 		t.Fatal("a finite figure was dropped")
+	}
+	if len(rep.Steps[1].Measured) != 0 || len(rep.Figures) != 1 {
+		t.Fatalf("numbers outside their ranges kept: %v %v", rep.Steps[1].Measured, rep.Figures)
+	}
+	rep.Schema, rep.ID, rep.Board, rep.Started = plan.SchemaVersion, "x", "zc702", time.Now()
+	if err := rep.CheckNumbers(); err != nil {
+		t.Fatalf("the settled report breaks the door's rule: %v", err)
 	}
 }
 

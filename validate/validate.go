@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -207,24 +206,25 @@ func (r *run) portVerdicts(rep *plan.Report) {
 	}
 }
 
-// settle makes the report one that can be written: a figure that is not a finite
-// number (JSON has none) fails its step with an internal error as the reason, instead
-// of leaving the run without a report; then the failed list and the verdict follow from
-// the steps.
+// settle makes the report one that can be written and that the station takes: a
+// measurement outside its unit's range (plan.CheckMeasure; NaN and infinities, which
+// JSON has not, included) fails its step with an internal error as the reason, instead
+// of leaving the run without a report or with one the station refuses; then the failed
+// list and the verdict follow from the steps.
 func settle(rep *plan.Report) {
 	rep.Tidy()
 	for i := range rep.Steps {
 		st := &rep.Steps[i]
 		for k, v := range st.Measured {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
+			if err := plan.CheckMeasure(k, v); err != nil {
 				delete(st.Measured, k)
 				st.Pass = false
-				st.Reason = fmt.Sprintf("internal error: %s measured as %v, not a number a report can hold", k, v)
+				st.Reason = fmt.Sprintf("internal error: %v, not a number a report can hold", err)
 			}
 		}
 	}
 	for k, v := range rep.Figures {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+		if plan.CheckMeasure(k, v) != nil {
 			delete(rep.Figures, k)
 		}
 	}
