@@ -33,12 +33,19 @@ type StepResult struct {
 	Port string `json:"port,omitempty"`
 }
 
-// PortReport is one port's verdict in a multi-port report.
+// PortReport is one port's verdict in a multi-port report, and what its steps found
+// of it: its MAC and where that came from, its doctor's findings and its figures.
 type PortReport struct {
 	Interface string   `json:"interface"`
 	MAC       string   `json:"mac"`
 	Verdict   string   `json:"verdict"`
 	Failed    []string `json:"failed"` // the plan's step ids that failed on it (the board's steps included)
+	// MACSource says where the port's MAC came from, as its identity step found it.
+	MACSource string `json:"mac_source,omitempty"`
+	// Figures are the key figures of the port's own steps.
+	Figures map[string]float64 `json:"figures,omitempty"`
+	// Doctor is the doctor's report of the port (linerate doctor --json).
+	Doctor json.RawMessage `json:"doctor,omitempty"`
 }
 
 // Concerns says whether the step's result bears on port iface.

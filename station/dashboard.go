@@ -363,8 +363,8 @@ th{background:#f4f4f4}
 {{if .R.Figures}}<h2>Figures</h2><table>{{range $k, $v := .R.Figures}}<tr><td>{{$k}}</td><td>{{num $v}}</td></tr>{{end}}</table>{{end}}
 {{range .Sweeps}}<h2>Sweep {{.ID}}</h2>{{.SVG}}{{end}}
 <h2>Doctor</h2>
-{{if .Findings}}<table><tr><th>severity</th><th>finding</th><th>why</th><th>fix</th></tr>
-{{range .Findings}}<tr><td><span class="{{.Severity}}">{{.Severity}}</span></td><td>{{.ID}}</td><td>{{.Why}}</td><td>{{.Fix}}</td></tr>
+{{if .Findings}}<table><tr><th>port</th><th>severity</th><th>finding</th><th>why</th><th>fix</th></tr>
+{{range .Findings}}<tr><td>{{.Port}}</td><td><span class="{{.Severity}}">{{.Severity}}</span></td><td>{{.ID}}</td><td>{{.Why}}</td><td>{{.Fix}}</td></tr>
 {{end}}</table>{{else}}<p>No findings{{if not .HasDoctor}} (the report has no doctor step){{end}}.</p>{{end}}
 </body></html>
 `))
@@ -389,7 +389,11 @@ func (s *Server) reportPage(w http.ResponseWriter, req *http.Request) {
 			sweeps = append(sweeps, sweep{st.ID, template.HTML(b.String())}) // escaped by WriteSVG
 		}
 	}
-	findings := doctorFindings(r.Doctor)
+	// The doctor's findings: the report's own (one port), then each port's.
+	findings, hasDoctor := doctorFindings(r.Doctor), len(r.Doctor) > 0
+	for _, p := range r.Ports {
+		findings, hasDoctor = append(findings, doctorFindings(p.Doctor)...), hasDoctor || len(p.Doctor) > 0
+	}
 	var sum *Summary
 	if recs, err := s.store.summaries([]string{r.ID}); err == nil && len(recs) == 1 {
 		sum = &recs[0].Summary
@@ -405,7 +409,7 @@ func (s *Server) reportPage(w http.ResponseWriter, req *http.Request) {
 	})
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'")
-	err := reportTmpl.Execute(w, map[string]any{"R": r, "M": s.store.Meta(r.ID), "S": sum, "History": history, "Sweeps": sweeps, "Findings": findings, "HasDoctor": len(r.Doctor) > 0})
+	err := reportTmpl.Execute(w, map[string]any{"R": r, "M": s.store.Meta(r.ID), "S": sum, "History": history, "Sweeps": sweeps, "Findings": findings, "HasDoctor": hasDoctor})
 	if err != nil {
 		s.log.Printf("report page %s: %v", r.ID, err)
 	}
@@ -415,6 +419,7 @@ func (s *Server) reportPage(w http.ResponseWriter, req *http.Request) {
 // without doctor's package: the station takes in none of the board's code).
 type finding struct {
 	ID, Severity, Why, Fix string
+	Port                   string `json:"-"` // the interface the doctor read
 }
 
 // doctorFindings are the findings of a report's doctor answer; a severity other than
@@ -422,6 +427,7 @@ type finding struct {
 func doctorFindings(raw []byte) []finding {
 	var dr struct {
 		Interfaces []struct {
+			Name     string    `json:"name"`
 			Findings []finding `json:"findings"`
 		} `json:"interfaces"`
 	}
@@ -434,6 +440,7 @@ func doctorFindings(raw []byte) []finding {
 			if f.Severity != "fail" && f.Severity != "warn" {
 				f.Severity = "info"
 			}
+			f.Port = i.Name
 			out = append(out, f)
 		}
 	}

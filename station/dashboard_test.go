@@ -145,3 +145,25 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Logf("%s: %s", path, shot)
 	}
 }
+
+// A multi-port report's page shows each port's own doctor findings, named by port.
+func TestReportPagePortsDoctor(t *testing.T) {
+	_, hs := newServer(t, t.TempDir())
+	defer hs.Close()
+	var r plan.Report
+	json.Unmarshal(report("p2", "zc702", "PASS", 941), &r)
+	for _, iface := range []string{"eth0", "eth1"} {
+		doc, _ := json.Marshal(doctor.Report{Interfaces: []doctor.Interface{{Name: iface, Findings: []doctor.Finding{{ID: "FINDING_" + iface, Severity: doctor.Warn, Why: "why " + iface, Fix: "fix " + iface}}}}})
+		r.Ports = append(r.Ports, plan.PortReport{Interface: iface, MAC: "02:00:00:00:00:0" + iface[3:], Verdict: "PASS", Failed: []string{}, Doctor: doc})
+	}
+	b, _ := json.Marshal(r)
+	if code, msg := post(t, hs.URL, b); code != 201 {
+		t.Fatal(code, msg)
+	}
+	_, page := get(t, hs.URL+"/reports/p2")
+	for _, want := range []string{"<td>eth0</td><td><span class=\"warn\">warn</span></td><td>FINDING_eth0</td>", "<td>eth1</td><td><span class=\"warn\">warn</span></td><td>FINDING_eth1</td>", "fix eth1"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}

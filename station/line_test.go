@@ -384,7 +384,14 @@ func TestMultiPortReport(t *testing.T) {
 	json.Unmarshal(mk("mp3", "C", false), &r)
 	r.Ports[1].Verdict = "PASS"
 	b, _ := json.Marshal(r)
-	if code, msg := post(t, hs.URL, b); code != 422 || !strings.Contains(msg, "port eth1: verdict PASS, but its failed steps say FAIL") {
+	if code, msg := post(t, hs.URL, b); code != 422 || !strings.Contains(msg, "port eth1: verdict PASS failed tcp-up, but its steps say FAIL failed tcp-up") {
 		t.Errorf("inconsistent port: %d %s", code, msg)
+	}
+	// A port's failed list is what its steps say, not what the board says of it.
+	json.Unmarshal(mk("mp4", "D", false), &r)
+	r.Ports[1].Failed = []string{"link"}
+	b, _ = json.Marshal(r)
+	if code, msg := post(t, hs.URL, b); code != 422 || !strings.Contains(msg, "port eth1: verdict FAIL failed link, but its steps say FAIL failed tcp-up") {
+		t.Errorf("a port's failed list unlike its steps: %d %s", code, msg)
 	}
 }

@@ -185,57 +185,77 @@ func chart(rows []*row) template.HTML {
 	for _, name := range names {
 		series[name] = thin(series[name], tmin, tmax)
 	}
-	const W, L, R, T, P = 900.0, 60.0, 20.0, 24.0, 200.0 // P: the plot's height
-	legend := float64(len(names)+1) * 18
-	H := T + P + 40 + legend
 	span := tmax.Sub(tmin).Seconds()
 	if span == 0 {
 		span = 1
 	}
-	vtop := niceCeil(vmax)
-	x := func(t time.Time) float64 { return L + (W-L-R)*t.Sub(tmin).Seconds()/span }
-	y := func(v float64) float64 { return T + P*(1-v/vtop) }
+	pb := plotBox{tmin: tmin, span: span, vtop: niceCeil(vmax)}
+	legend := float64(len(names)+1) * 18
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" role="img" aria-label="throughput per board over time">`, W, H)
-	fmt.Fprintf(&b, `<text x="%.0f" y="14" font-size="13">TCP throughput, Mbit/s</text>`, L)
-	for i := 0; i <= 4; i++ {
-		v := vtop * float64(i) / 4
-		fmt.Fprintf(&b, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#e0e0e0"/><text x="%.0f" y="%.1f" font-size="11" text-anchor="end">%s</text>`, L, W-R, y(v), y(v), L-6, y(v)+4, trim(v))
-	}
-	for _, tk := range timeTicks(tmin, tmax, 5) {
-		anchor := "middle"
-		switch {
-		case x(tk.t) < L+30:
-			anchor = "start"
-		case x(tk.t) > W-R-30:
-			anchor = "end"
-		}
-		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#999"/><text x="%.1f" y="%.0f" font-size="11" text-anchor="%s">%s</text>`,
-			x(tk.t), x(tk.t), T+P, T+P+4, x(tk.t), T+P+16, anchor, template.HTMLEscapeString(tk.label))
-	}
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" role="img" aria-label="throughput per board over time">`, plotW, plotT+plotH+40+legend)
+	fmt.Fprintf(&b, `<text x="%.0f" y="14" font-size="13">TCP throughput, Mbit/s</text>`, plotL)
+	pb.axes(&b, tmax)
 	for i, name := range names {
-		col := palette[i%len(palette)]
-		var pts []string
-		for _, p := range series[name] {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(p.t), y(p.v)))
-		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`, col, strings.Join(pts, " "))
-		for _, p := range series[name] {
-			fill := col
-			if p.fail {
-				fill = "#c62828"
-			}
-			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s %s Mbit/s</title></circle>`, x(p.t), y(p.v), fill, template.HTMLEscapeString(name), trim(p.v))
-		}
-		ly := T + P + 40 + float64(i)*18
-		n := count[name]
-		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="10" height="10" fill="%s"/><text x="%.0f" y="%.0f" font-size="12">%s (%d report%s)</text>`,
-			L, ly, col, L+14, ly+9, template.HTMLEscapeString(name), n, map[bool]string{true: "", false: "s"}[n == 1])
+		pb.series(&b, i, name, series[name], count[name])
 	}
-	ly := T + P + 40 + float64(len(names))*18
-	fmt.Fprintf(&b, `<circle cx="%.0f" cy="%.0f" r="4" fill="#c62828"/><text x="%.0f" y="%.0f" font-size="12">FAIL report</text>`, L+5, ly+5, L+14, ly+9)
+	ly := plotT + plotH + 40 + float64(len(names))*18
+	fmt.Fprintf(&b, `<circle cx="%.0f" cy="%.0f" r="4" fill="#c62828"/><text x="%.0f" y="%.0f" font-size="12">FAIL report</text>`, plotL+5, ly+5, plotL+14, ly+9)
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// The chart's geometry: its width, the plot's left and right margins, top and height.
+const plotW, plotL, plotR, plotT, plotH = 900.0, 60.0, 20.0, 24.0, 200.0
+
+// plotBox maps times and values to the chart's plot.
+type plotBox struct {
+	tmin       time.Time
+	span, vtop float64
+}
+
+func (pb plotBox) x(t time.Time) float64 {
+	return plotL + (plotW-plotL-plotR)*t.Sub(pb.tmin).Seconds()/pb.span
+}
+func (pb plotBox) y(v float64) float64 { return plotT + plotH*(1-v/pb.vtop) }
+
+// axes draws the value grid and the time ticks up to tmax.
+func (pb plotBox) axes(b *strings.Builder, tmax time.Time) {
+	for i := 0; i <= 4; i++ {
+		v := pb.vtop * float64(i) / 4
+		fmt.Fprintf(b, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#e0e0e0"/><text x="%.0f" y="%.1f" font-size="11" text-anchor="end">%s</text>`, plotL, plotW-plotR, pb.y(v), pb.y(v), plotL-6, pb.y(v)+4, trim(v))
+	}
+	for _, tk := range timeTicks(pb.tmin, tmax, 5) {
+		x, anchor := pb.x(tk.t), "middle"
+		switch {
+		case x < plotL+30:
+			anchor = "start"
+		case x > plotW-plotR-30:
+			anchor = "end"
+		}
+		fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#999"/><text x="%.1f" y="%.0f" font-size="11" text-anchor="%s">%s</text>`,
+			x, x, plotT+plotH, plotT+plotH+4, x, plotT+plotH+16, anchor, template.HTMLEscapeString(tk.label))
+	}
+}
+
+// series draws the i-th series, its line, a dot per report (red when it failed) and its
+// legend line with n reports.
+func (pb plotBox) series(b *strings.Builder, i int, name string, pts []chartPt, n int) {
+	col := palette[i%len(palette)]
+	var xy []string
+	for _, p := range pts {
+		xy = append(xy, fmt.Sprintf("%.1f,%.1f", pb.x(p.t), pb.y(p.v)))
+	}
+	fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`, col, strings.Join(xy, " "))
+	for _, p := range pts {
+		fill := col
+		if p.fail {
+			fill = "#c62828"
+		}
+		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s %s Mbit/s</title></circle>`, pb.x(p.t), pb.y(p.v), fill, template.HTMLEscapeString(name), trim(p.v))
+	}
+	ly := plotT + plotH + 40 + float64(i)*18
+	fmt.Fprintf(b, `<rect x="%.0f" y="%.0f" width="10" height="10" fill="%s"/><text x="%.0f" y="%.0f" font-size="12">%s (%d report%s)</text>`,
+		plotL, ly, col, plotL+14, ly+9, template.HTMLEscapeString(name), n, map[bool]string{true: "", false: "s"}[n == 1])
 }
 
 // chartPt is one report's figure on the chart.

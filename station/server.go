@@ -218,57 +218,22 @@ func (s *Server) postReport(w http.ResponseWriter, req *http.Request) {
 	if !ok {
 		return
 	}
+	body, r, ok := readReport(w, req)
+	if !ok {
+		return
+	}
 	meta := Meta{Remote: req.RemoteAddr}
 	if s.write != nil {
 		meta.PostedBy = s.write.Who(req)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, MaxReportBytes))
-	if err != nil {
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			http.Error(w, fmt.Sprintf("report larger than %d bytes", MaxReportBytes), http.StatusRequestEntityTooLarge)
-			return
-		}
-		http.Error(w, "reading the report: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	r, err := DecodeReport(body)
-	if err != nil {
-		var re *RejectError
-		status := http.StatusBadRequest
-		if errors.As(err, &re) {
-			status = re.Status
-		}
-		http.Error(w, err.Error(), status)
-		return
-	}
 	// The fixture is the board's word for it, else the station's port it came through;
 	// that port's counters over the test, when the board posted its start.
-	port := s.ports.portOf(req)
-	meta.Fixture = cmp.Or(r.Fixture, port)
+	meta.Fixture = cmp.Or(r.Fixture, s.ports.portOf(req))
 	meta.Port = s.ports.since(s.live.done(r.ID))
 	now := time.Now()
 	st, err := s.store.Put(r, body, now, meta, s.opts.MACPolicy)
-	var dup *DuplicateMACError
-	switch {
-	case errors.Is(err, ErrExists):
-		// A board re-sending a report whose answer it lost: it is here, all is well.
-		w.WriteHeader(http.StatusOK)
-		fmt.Fprintf(w, "report %s already stored\n", r.ID)
-		return
-	case errors.Is(err, ErrConflict):
-		s.log.Printf("report %s from %s refused: another report is stored under its id", r.ID, who)
-		s.refused.WithLabelValues("id-conflict").Inc()
-		http.Error(w, "report "+r.ID+": another report is stored under this id; nothing was overwritten", http.StatusConflict)
-		return
-	case errors.As(err, &dup):
-		s.log.Printf("report %s from %s refused: %v", r.ID, who, dup)
-		s.refused.WithLabelValues("duplicate-mac").Inc()
-		http.Error(w, "report "+r.ID+" refused: "+dup.Error(), http.StatusConflict)
-		return
-	case err != nil:
-		s.log.Printf("store report %s: %v", r.ID, err)
-		http.Error(w, "the station could not store the report: "+err.Error(), http.StatusInternalServerError)
+	if err != nil {
+		s.putRefused(w, r.ID, who, err)
 		return
 	}
 	// Into the index at once (a read of the store after every post would cost every
@@ -283,6 +248,55 @@ func (s *Server) postReport(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Location", "/api/reports/"+r.ID)
 	w.WriteHeader(http.StatusCreated)
 	fmt.Fprintf(w, "report %s stored: %s\n", r.ID, note)
+}
+
+// readReport reads a posted report's body (at most MaxReportBytes) and checks it at the
+// door; it answers 400, 413 or 422 itself.
+func readReport(w http.ResponseWriter, req *http.Request) ([]byte, *plan.Report, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, MaxReportBytes))
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			http.Error(w, fmt.Sprintf("report larger than %d bytes", MaxReportBytes), http.StatusRequestEntityTooLarge)
+			return nil, nil, false
+		}
+		http.Error(w, "reading the report: "+err.Error(), http.StatusBadRequest)
+		return nil, nil, false
+	}
+	r, err := DecodeReport(body)
+	if err != nil {
+		var re *RejectError
+		status := http.StatusBadRequest
+		if errors.As(err, &re) {
+			status = re.Status
+		}
+		http.Error(w, err.Error(), status)
+		return nil, nil, false
+	}
+	return body, r, true
+}
+
+// putRefused answers a report the store did not take: 200 for one stored already (a
+// board re-sending a report whose answer it lost), 409 for an id taken by another or a
+// duplicate MAC under MACReject, 500 when the store failed.
+func (s *Server) putRefused(w http.ResponseWriter, id, who string, err error) {
+	var dup *DuplicateMACError
+	switch {
+	case errors.Is(err, ErrExists):
+		w.WriteHeader(http.StatusOK)
+		fmt.Fprintf(w, "report %s already stored\n", id)
+	case errors.Is(err, ErrConflict):
+		s.log.Printf("report %s from %s refused: another report is stored under its id", id, who)
+		s.refused.WithLabelValues("id-conflict").Inc()
+		http.Error(w, "report "+id+": another report is stored under this id; nothing was overwritten", http.StatusConflict)
+	case errors.As(err, &dup):
+		s.log.Printf("report %s from %s refused: %v", id, who, dup)
+		s.refused.WithLabelValues("duplicate-mac").Inc()
+		http.Error(w, "report "+id+" refused: "+dup.Error(), http.StatusConflict)
+	default:
+		s.log.Printf("store report %s: %v", id, err)
+		http.Error(w, "the station could not store the report: "+err.Error(), http.StatusInternalServerError)
+	}
 }
 
 func unauthorized(w http.ResponseWriter) {

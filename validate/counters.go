@@ -36,7 +36,7 @@ func (s *Counters) Run(ctx context.Context, e Env) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("no statistics for %s: %w", e.Iface, err)
 	}
-	return s.Judge(e.counters[e.Iface], now), nil
+	return s.Judge(e.Counters, now), nil
 }
 
 // errorCounters reads the port's error counters.

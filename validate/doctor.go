@@ -40,14 +40,15 @@ func (s *Doctor) Run(ctx context.Context, e Env) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	rep, err := doctor.Diagnose(doctor.Input{Before: before, After: after, Interval: interval, Board: e.board})
+	rep, err := doctor.Diagnose(doctor.Input{Before: before, After: after, Interval: interval, Board: e.Board})
 	if err != nil {
 		return Outcome{}, err
 	}
+	o := s.Judge(e.Iface, rep)
 	if b, err := json.Marshal(rep); err == nil {
-		e.doctor = b
+		o.Doctor = b
 	}
-	return s.Judge(e.Iface, rep), nil
+	return o, nil
 }
 
 // Judge: no finding of severity fail, or none of the step's fail_on ids.

@@ -64,6 +64,9 @@ func (s *Identity) Check(*plan.Plan) error {
 	return nil
 }
 
+// serialPattern is what a serial must match (nil: any name a report can carry).
+func (s *Identity) serialPattern() *regexp.Regexp { return s.serial }
+
 // Timeout: a few files.
 func (s *Identity) Timeout() time.Duration { return 10 * time.Second }
 
@@ -85,10 +88,10 @@ func (s *Identity) Run(ctx context.Context, e Env) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("interface %s: %w", e.Iface, err)
 	}
-	f := IdentityFacts{MAC: mac, Serial: e.serial, SerialSource: e.serialSource}
+	f := IdentityFacts{MAC: mac, Serial: e.Serial, SerialSource: e.SerialSource}
 	f.DTProp, f.DTMAC = dtMAC(e.Root, e.Iface)
-	first := len(e.Plan.Ports) == 0 || e.Plan.Ports[0].Interface == e.Iface
-	switch b := e.board; {
+	first := e.First
+	switch b := e.Board; {
 	case s.EEPROM != nil && !*s.EEPROM:
 		f.EEPROMNote = "not compared (the plan says eeprom: false)"
 	case !first:
@@ -106,9 +109,7 @@ func (s *Identity) Run(ctx context.Context, e Env) (Outcome, error) {
 			f.EEPROMMAC = d.MAC.String()
 		}
 	}
-	o := s.Judge(f, first && e.board != nil && e.board.EEPROM != nil && (s.EEPROM == nil || *s.EEPROM))
-	e.macSource = o.Detail.(IdentityFacts).MACSource
-	return o, nil
+	return s.Judge(f, first && e.Board != nil && e.Board.EEPROM != nil && (s.EEPROM == nil || *s.EEPROM)), nil
 }
 
 // dtMAC is the MAC the port's device-tree node gives (mac-address, else
@@ -171,7 +172,7 @@ func (s *Identity) Judge(f IdentityFacts, eeprom bool) Outcome {
 	if s.serial != nil && !s.serial.MatchString(f.Serial) {
 		bad = append(bad, fmt.Sprintf("serial %q (%s) does not match %s", f.Serial, orDash(f.SerialSource), s.SerialPattern))
 	}
-	o := Outcome{Pass: len(bad) == 0, Detail: f}
+	o := Outcome{Pass: len(bad) == 0, Detail: f, Found: Found{MAC: f.MAC, MACSource: f.MACSource}}
 	o.Summary = fmt.Sprintf("MAC %s from the %s, serial %s from the %s", f.MAC, f.MACSource, f.Serial, orDash(f.SerialSource))
 	if !o.Pass {
 		o.Reason = strings.Join(bad, "; ")

@@ -72,6 +72,15 @@ func BuiltinNames() []string {
 	return out
 }
 
+// BuiltinText is a built-in plan's YAML as shipped.
+func BuiltinText(name string) ([]byte, error) {
+	b, err := builtin.ReadFile("plans/" + name + ".yaml")
+	if err != nil {
+		return nil, fmt.Errorf("no built-in plan %q (%s)", name, strings.Join(BuiltinNames(), ", "))
+	}
+	return b, nil
+}
+
 // Parse reads and checks a plan with linerate's step kinds.
 func Parse(data []byte, source string) (*plan.Plan, error) {
 	return plan.Parse(data, source, Kinds())

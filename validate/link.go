@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/zynqnet/linerate/experiment"
-	"github.com/zynqnet/linerate/nic"
 	"github.com/zynqnet/linerate/plan"
 )
 
@@ -54,12 +52,6 @@ func (s *Link) Timeout() time.Duration {
 	return s.CarrierWithin.D() + 5*time.Second + time.Duration(len(s.Speeds))*(2*s.CarrierWithin.D()+15*time.Second)
 }
 
-// sysfs reads one of the port's /sys/class/net files ("" when it cannot).
-func (e Env) sysfs(name string) string {
-	v, _ := nic.ReadFile(e.Root, filepath.Join("sys/class/net", e.Iface, name))
-	return v
-}
-
 // Run polls the carrier until it is up or carrier_within has passed.
 func (s *Link) Run(ctx context.Context, e Env) (Outcome, error) {
 	start := time.Now()
@@ -82,7 +74,7 @@ func (s *Link) Run(ctx context.Context, e Env) (Outcome, error) {
 		m.Matrix, m.MatrixErr = mx.Run(ctx)
 	}
 	o := s.Judge(m)
-	if e.Plan.Multi() && o.Figures != nil {
+	if e.Multi && o.Figures != nil {
 		// Each port's speed, by the step's id with the port's interface.
 		o.Figures = map[string]float64{e.ID + "_speed_mbps": o.Figures["speed_mbps"]}
 	}

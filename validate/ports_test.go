@@ -3,7 +3,9 @@ package validate
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -105,7 +107,8 @@ func TestRunnerPorts(t *testing.T) {
 		}
 		return Outcome{Pass: true, Summary: "ok", Figures: map[string]float64{s.ID + "_x": float64(port)}}, nil
 	}}
-	res, failed, _ := r.Run(context.Background())
+	d := r.Run(context.Background())
+	res, failed := d.Steps, d.Failed
 	var ids []string
 	for _, x := range res {
 		ids = append(ids, x.ID+"@"+x.Port)
@@ -116,18 +119,85 @@ func TestRunnerPorts(t *testing.T) {
 	if strings.Join(failed, ",") != "tcp-up.eth1" || most.Load() != 2 {
 		t.Errorf("failed %v, at most %d at once", failed, most.Load())
 	}
-	rep := &plan.Report{Verdict: "FAIL", Board: "zc702", Serial: "S", MAC: "m", Steps: res, Failed: failed}
-	(&run{Validation: &Validation{Plan: p, Root: t.TempDir()}}).portVerdicts(rep)
+	rep := &plan.Report{Board: "zc702", Serial: "S", MAC: "m", Steps: res, Failed: failed, Ports: []plan.PortReport{{Interface: "eth0"}, {Interface: "eth1"}}}
+	rep.Judge()
 	if got := rep.VerdictLine(); !strings.HasPrefix(got, "LINERATE FAIL board=zc702 serial=S mac=m eth0=PASS eth1=FAIL(tcp-up) ") {
 		t.Errorf("verdict line: %s", got)
 	}
 	// A board step's failure is every port's it concerns.
 	res[5].Pass = false
-	(&run{Validation: &Validation{Plan: p, Root: t.TempDir()}}).portVerdicts(rep)
+	rep.Judge()
 	if rep.Ports[0].Verdict != "FAIL" || strings.Join(rep.Ports[1].Failed, ",") != "tcp-up,loop" {
 		t.Errorf("ports %+v", rep.Ports)
 	}
 	if !strings.Contains(console.String(), "step 2/5 tcp-up.eth1 iperf3   FAIL  TCP up 12 Mbit/s: below 100") {
 		t.Errorf("console:\n%s", console.String())
+	}
+}
+
+// What steps found comes back in their outcomes and lands in each port's place of the
+// report; what a step left to give back is given back after the last step, newest
+// first, and a retried step's every attempt's.
+func TestFoundAndUndo(t *testing.T) {
+	p, err := Parse([]byte(portsPlan), "two.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	var mu sync.Mutex
+	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+	r := &Runner{Plan: p, Do: func(ctx context.Context, s *plan.Step, port int) (Outcome, error) {
+		o := Outcome{Pass: true, Summary: "ok"}
+		switch {
+		case s.ID == "link" && port >= 0:
+			iface := p.Ports[port].Interface
+			o.Found = Found{MAC: "02:00:00:00:00:0" + iface[3:], MACSource: "kernel " + iface, Doctor: []byte(`{"port":"` + iface + `"}`)}
+			o.Figures = map[string]float64{"link." + iface + "_speed_mbps": 1000}
+		case s.ID == "tune":
+			o.Undo = func(io.Writer) { note("untune") }
+		case s.ID == "loop":
+			o.Undo = func(io.Writer) { note("unloop") }
+		case s.ID == "slow":
+			note("last step")
+		}
+		return o, nil
+	}}
+	d := r.Run(context.Background())
+	if strings.Join(order, ",") != "last step,last step,unloop,untune" {
+		t.Errorf("order %v", order)
+	}
+	rn := &run{Validation: &Validation{Plan: p, Root: t.TempDir()}}
+	rep := &plan.Report{}
+	rn.assemble(rep, d)
+	if len(rep.Ports) != 2 {
+		t.Fatalf("ports %+v", rep.Ports)
+	}
+	for i, iface := range []string{"eth0", "eth1"} {
+		pr := rep.Ports[i]
+		if pr.MAC != "02:00:00:00:00:0"+iface[3:] || pr.MACSource != "kernel "+iface || string(pr.Doctor) != `{"port":"`+iface+`"}` || pr.Figures["link."+iface+"_speed_mbps"] != 1000 || len(pr.Figures) != 1 {
+			t.Errorf("port %s: %+v", iface, pr)
+		}
+	}
+	if rep.MACSource != "kernel eth0" || rep.Doctor != nil {
+		t.Errorf("the report's own: %q %s", rep.MACSource, rep.Doctor)
+	}
+	// A crash in the runner's own code still gives back what the steps left.
+	order = nil
+	r2 := &Runner{Plan: p, Do: func(ctx context.Context, s *plan.Step, port int) (Outcome, error) {
+		if s.ID == "tune" {
+			return Outcome{Pass: true, Found: Found{Undo: func(io.Writer) { note("untune") }}}, nil
+		}
+		return Outcome{Pass: true}, nil
+	}, Started: func(i int, s *plan.Step) {
+		if s.ID == "slow" {
+			panic("the runner broke")
+		}
+	}}
+	func() {
+		defer func() { recover() }()
+		r2.Run(context.Background())
+	}()
+	if strings.Join(order, ",") != "untune" {
+		t.Errorf("after a crash: %v", order)
 	}
 }

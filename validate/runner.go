@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,19 +11,6 @@ import (
 
 	"github.com/zynqnet/linerate/plan"
 )
-
-// Outcome is what a step measured and concluded.
-type Outcome struct {
-	Pass bool
-	// Skip says the step could not apply here and why (Summary): a port without MII
-	// access for a phy step that is not required. A skipped step passes.
-	Skip     bool
-	Summary  string             // measured against threshold, one line
-	Reason   string             // why it failed, when it did
-	Measured map[string]float64 // numbers for the report
-	Figures  map[string]float64 // key figures for the verdict line
-	Detail   any                // what the step's tool reported, for the JSON report
-}
 
 // StepFunc carries out one step on one port (its index in the plan's ports), or on the
 // board as a whole (port -1: a tune across every port, a loop between two). An error
@@ -47,7 +35,27 @@ type Runner struct {
 	// Started, when set, is told as each step starts (the station's list of boards in
 	// test follows it).
 	Started func(i int, s *plan.Step)
-	mu      sync.Mutex // the console and the figures, for the ports' steps at once
+	mu      sync.Mutex // the figures, found and undos, for the ports' steps at once
+	cmu     sync.Mutex // the console
+	done    Done
+}
+
+// Done is what a run of the steps gives: every result in the plan's order, the ids
+// that failed, the key figures, and what the steps found, each with its port.
+type Done struct {
+	Steps   []plan.StepResult
+	Failed  []string
+	Figures map[string]float64
+	Found   []PortFound
+}
+
+// PortFound is what a step found (its last attempt), with the port it ran on: an
+// index into the plan's ports, or -1 for a step of the whole board.
+type PortFound struct {
+	Port    int
+	Step    string
+	Figures map[string]float64 // the attempt's key figures
+	Found
 }
 
 // target is one run of a step: a port (its index), or the board (-1), and the id its
@@ -79,23 +87,25 @@ func (r *Runner) say(format string, a ...any) {
 	if r.Console == nil {
 		return
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.cmu.Lock()
+	defer r.cmu.Unlock()
 	fmt.Fprintf(r.Console, format, a...)
 }
 
-// Run takes every step and returns their results and the failed step ids. A step that
-// overruns its timeout, or the budget, fails with the reason; nothing hangs.
-func (r *Runner) Run(ctx context.Context) ([]plan.StepResult, []string, map[string]float64) {
+// Run takes every step and returns their results and what they found. A step that
+// overruns its timeout, or the budget, fails with the reason; nothing hangs. What the
+// steps left to give back (Found.Undo) is given back after the last step, newest first,
+// however the run ends.
+func (r *Runner) Run(ctx context.Context) Done {
 	budget, cancel := context.WithTimeout(ctx, r.Plan.Budget.D())
 	defer cancel()
 	grace := r.Grace
 	if grace == 0 {
 		grace = 5 * time.Second
 	}
-	var results []plan.StepResult
-	var failed []string
-	figures := map[string]float64{}
+	r.done = Done{Figures: map[string]float64{}}
+	defer r.undo()
+	figures := r.done.Figures
 	for i := range r.Plan.Steps {
 		s := &r.Plan.Steps[i]
 		if r.Started != nil {
@@ -121,12 +131,22 @@ func (r *Runner) Run(ctx context.Context) ([]plan.StepResult, []string, map[stri
 		}
 		for _, x := range res {
 			if !x.Pass {
-				failed = append(failed, x.ID)
+				r.done.Failed = append(r.done.Failed, x.ID)
 			}
-			results = append(results, x)
+			r.done.Steps = append(r.done.Steps, x)
 		}
 	}
-	return results, failed, figures
+	return r.done
+}
+
+// undo gives back what the steps left to give back, newest first.
+func (r *Runner) undo() {
+	for i := len(r.done.Found) - 1; i >= 0; i-- {
+		if u := r.done.Found[i].Undo; u != nil {
+			r.done.Found[i].Undo = nil
+			u(cmp.Or[io.Writer](r.Console, io.Discard))
+		}
+	}
 }
 
 // leftAtMost is the longest the plan can still take from step i on: the steps' timeouts
@@ -146,6 +166,26 @@ func (r *Runner) leftAtMost(budget context.Context, i int) time.Duration {
 		sum = min(sum, time.Until(dl))
 	}
 	return sum.Round(time.Second)
+}
+
+// found keeps what an attempt found: a retried step's last attempt's, whose Undo still
+// runs for each attempt.
+func (r *Runner) found(f PortFound) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, x := range r.done.Found {
+		if x.Port == f.Port && x.Step == f.Step {
+			if undo := x.Undo; f.Undo == nil {
+				f.Undo = undo
+			} else if undo != nil {
+				g := f.Undo
+				f.Undo = func(w io.Writer) { g(w); undo(w) }
+			}
+			r.done.Found[i] = f
+			return
+		}
+	}
+	r.done.Found = append(r.done.Found, f)
 }
 
 // retried runs step i on its target, again while it fails, up to the step's Retry
@@ -200,6 +240,7 @@ func (r *Runner) attempt(budget context.Context, i int, s *plan.Step, t target, 
 		figures[k] = v
 	}
 	r.mu.Unlock()
+	r.found(PortFound{Port: t.port, Step: s.ID, Figures: o.Figures, Found: o.Found})
 	word := "PASS"
 	switch {
 	case !res.Pass:

@@ -3,6 +3,7 @@ package validate
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -71,13 +72,14 @@ func (s *Tune) Run(ctx context.Context, e Env) (Outcome, error) {
 		}
 	}
 	o := s.Judge(merge(plans), nil)
-	if !s.Keep {
-		for _, iface := range done {
-			e.cleanup = append(e.cleanup, func() {
-				if err := e.revert(iface); err != nil {
-					fmt.Fprintf(e.Console, "linerate validate: revert %s: %v\n", iface, err)
+	if !s.Keep && len(done) > 0 {
+		// The run gives the ports back at its end, the last tuned first.
+		o.Undo = func(console io.Writer) {
+			for i := len(done) - 1; i >= 0; i-- {
+				if err := e.revert(done[i]); err != nil {
+					fmt.Fprintf(console, "linerate validate: revert %s: %v\n", done[i], err)
 				}
-			})
+			}
 		}
 	}
 	if len(e.Ports) > 1 {
@@ -105,14 +107,14 @@ func (e Env) applyProfile(ctx context.Context, iface string, p *tune.Profile) (*
 }
 
 // tuneJob is a tune or revert of iface on the live system, with the run's state directory.
-func (r *run) tuneJob(iface string) tune.Job {
-	return tune.Job{Iface: iface, StateDir: r.StateDir, API: r.API, CarrierTimeout: 15 * time.Second, LockWait: 10 * time.Second}
+func (e Env) tuneJob(iface string) tune.Job {
+	return tune.Job{Iface: iface, StateDir: e.StateDir, API: e.API, CarrierTimeout: 15 * time.Second, LockWait: 10 * time.Second}
 }
 
 // revert gives the port back what it had before the tune step, whatever ctx the run had
 // left: a revert is never cut short.
-func (r *run) revert(iface string) error {
-	j := r.tuneJob(iface)
+func (e Env) revert(iface string) error {
+	j := e.tuneJob(iface)
 	j.LockWait = 30 * time.Second
 	_, err := j.Revert(context.Background())
 	return err

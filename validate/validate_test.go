@@ -226,7 +226,8 @@ func TestRunner(t *testing.T) {
 		"counters": func(context.Context, *plan.Step) (Outcome, error) { panic("boom") },
 	})}
 	start := time.Now()
-	res, failed, figures := r.Run(context.Background())
+	d := r.Run(context.Background())
+	res, failed, figures := d.Steps, d.Failed, d.Figures
 	if time.Since(start) > 1500*time.Millisecond {
 		t.Errorf("a hung step held the plan for %v", time.Since(start))
 	}
@@ -266,7 +267,8 @@ func TestRunner(t *testing.T) {
 		"tune": func(ctx context.Context, _ *plan.Step) (Outcome, error) { <-ctx.Done(); return Outcome{}, nil },
 		"link": func(context.Context, *plan.Step) (Outcome, error) { ran++; return Outcome{Pass: true}, nil },
 	})}
-	res, failed, _ = r.Run(context.Background())
+	d = r.Run(context.Background())
+	res, failed = d.Steps, d.Failed
 	if ran != 0 || len(failed) != 2 || !strings.Contains(res[1].Reason, "budget") {
 		t.Errorf("budget: ran %d, failed %v, %+v", ran, failed, res)
 	}
@@ -506,7 +508,8 @@ func TestRunnerRetry(t *testing.T) {
 		}
 		return Outcome{Summary: fmt.Sprintf("try %d", tries[s.ID]), Reason: "no"}, nil
 	}}
-	res, failed, _ := r.Run(context.Background())
+	d := r.Run(context.Background())
+	res, failed := d.Steps, d.Failed
 	if tries["flaky"] != 3 || tries["broken"] != 2 || tries["once"] != 1 || strings.Join(failed, ",") != "broken,once" {
 		t.Fatalf("tries %v failed %v", tries, failed)
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +11,8 @@ import (
 	"time"
 
 	"github.com/zynqnet/linerate/internal/nstest"
+	"github.com/zynqnet/linerate/plan"
+	"github.com/zynqnet/linerate/validate"
 )
 
 // TestPortsInNamespaces: a two-port board against a station with a server and a
@@ -90,5 +94,94 @@ func TestTuneAcrossPorts(t *testing.T) {
 	}
 	if after := b.Exec(t, "ip", "-o", "link", "show", "eth0") + b.Exec(t, "ethtool", "-l", "eth0"); after != before {
 		t.Errorf("eth0 not given back:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// TestBuiltinPortPlans runs the built-in two- and four-port plans with the real step
+// kinds, every port at once, on veth against a station with a server and reflector per
+// port, in a race build of linerate: no data race, and the report holds each port's own
+// MAC (as its identity step found it) and doctor findings. The plans are the emulated
+// boards'; where veth is not a GEM, two settings change: the link step's speed (veth
+// says 10000 Mb/s where QEMU's PHY says 100) and the tune step's profile, the board's
+// own without requiring rings (veth has none).
+func TestBuiltinPortPlans(t *testing.T) {
+	for _, c := range []struct {
+		plan, profile, family string
+		ports                 int
+	}{{"qemu-zc702-2port", "zc702", "zynq7000", 2}, {"qemu-zcu102-4port", "zcu102", "zynqmp", 4}} {
+		t.Run(c.plan, func(t *testing.T) { builtinPortPlan(t, c.plan, c.profile, c.family, c.ports) })
+	}
+}
+
+func builtinPortPlan(t *testing.T, name, profile, family string, n int) {
+	nstest.Require(t)
+	b, st := nstest.New(t), nstest.New(t)
+	noIPv6(t, b, st)
+	var servers, reflect []string
+	for i := 0; i < n; i++ {
+		net := fmt.Sprintf("198.18.%d", 5+i)
+		b.Veth(t, fmt.Sprintf("eth%d", i), fmt.Sprintf("st%d", i), st, 1)
+		b.Exec(t, "ip", "addr", "add", net+".2/24", "dev", fmt.Sprintf("eth%d", i))
+		st.Exec(t, "ip", "addr", "add", net+".1/24", "dev", fmt.Sprintf("st%d", i))
+		servers, reflect = append(servers, net+".1:5201"), append(reflect, fmt.Sprintf("st%d", i))
+	}
+	data := t.TempDir()
+	srv, _, errOut := linerateIn(t, st, "station", "--listen", "198.18.5.1:8080", "--data", data, "--iperf3", strings.Join(servers, ","),
+		"--reflect", strings.Join(reflect, ","), "--duration", "300s")
+	defer func() {
+		srv.Process.Signal(os.Interrupt)
+		waitOrKill(srv, 20*time.Second)
+		if t.Failed() {
+			t.Logf("station:\n%s", errOut)
+		}
+	}()
+	waitListen(st, "8080")
+	waitListen(st, "5201")
+	text, err := validate.BuiltinText(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := os.ReadFile(filepath.Join("..", "..", "tune", "profiles", family+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pfile := filepath.Join(t.TempDir(), profile+".yaml")
+	os.WriteFile(pfile, []byte(strings.Replace(strings.Replace(string(prof), "BOARD_NAME", profile, 1), "required: [rings.rx]", "", 1)), 0o644)
+	body := strings.Replace(string(text), "speed_mbps: 100\n", "speed_mbps: 10000\n", 1)
+	body = strings.Replace(body, "profile: "+profile+"\n", "profile: "+pfile+"\n", 1)
+	dir := t.TempDir()
+	out, code := runIn(t, b, 5*time.Minute, "validate", writePlan(t, body), "--serial", "PORTS"+fmt.Sprint(n), "--report-dir", dir)
+	if strings.Contains(out, "DATA RACE") || code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("reports %v", files)
+	}
+	raw, _ := os.ReadFile(files[0])
+	var rep plan.Report
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Ports) != n {
+		t.Fatalf("%d ports in the report, want %d", len(rep.Ports), n)
+	}
+	seen := map[string]bool{}
+	for i, p := range rep.Ports {
+		iface := fmt.Sprintf("eth%d", i)
+		mac := strings.TrimSpace(b.Exec(t, "cat", "/sys/class/net/"+iface+"/address"))
+		if p.Interface != iface || p.MAC != mac || p.MACSource != "kernel" || seen[p.MAC] {
+			t.Errorf("port %d: %s mac %s from %q, want %s's own %s", i, p.Interface, p.MAC, p.MACSource, iface, mac)
+		}
+		seen[p.MAC] = true
+		var doc struct {
+			Interfaces []struct{ Name string } `json:"interfaces"`
+		}
+		if err := json.Unmarshal(p.Doctor, &doc); err != nil || len(doc.Interfaces) != 1 || doc.Interfaces[0].Name != iface {
+			t.Errorf("port %s: its doctor block is %s (%v)", iface, p.Doctor, err)
+		}
+		if _, ok := p.Figures["tcp-up."+iface+"_mbps"]; !ok {
+			t.Errorf("port %s: figures %v", iface, p.Figures)
+		}
 	}
 }

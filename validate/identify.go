@@ -1,0 +1,175 @@
+package validate
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/zynqnet/linerate/board"
+	"github.com/zynqnet/linerate/internal/readall"
+	"github.com/zynqnet/linerate/nic"
+	"github.com/zynqnet/linerate/plan"
+)
+
+// Who the board is, before any step: its profile, serial (and where from), MAC,
+// fixture, the report's start time and id.
+
+// header identifies the board and starts the report.
+func (r *run) header(ctx context.Context, start time.Time) (*plan.Report, error) {
+	p := r.Plan
+	id := board.ReadIdentity(r.Root)
+	if p.Board == "auto" {
+		r.board = board.Detect(id.Compatible)
+	} else if b, err := board.Lookup(p.Board); err == nil {
+		r.board = b
+	} else {
+		return nil, &plan.Error{Source: p.Source, Msg: "board: " + err.Error()}
+	}
+	rep := &plan.Report{Schema: plan.SchemaVersion, Interface: p.Interface, Linerate: r.Version, Started: start.UTC(), Plan: p,
+		Figures: map[string]float64{}, Failed: []string{}, Board: "unknown"}
+	if r.board != nil {
+		rep.Board, rep.Model = r.board.Name, r.board.Model
+	}
+	if id.Model != "" {
+		rep.Model = id.Model
+	}
+	rep.MAC, _ = nic.ReadFile(r.Root, filepath.Join("sys/class/net", p.Interface, "address"))
+	rep.Serial, rep.SerialSource = r.pickSerial(id, rep.MAC)
+	if r.AskSerial {
+		s, err := r.askSerial()
+		if err != nil {
+			return nil, err
+		}
+		rep.Serial, rep.SerialSource = s, board.SerialOperator
+	}
+	r.serial, r.serialSource = rep.Serial, rep.SerialSource
+	rep.Fixture = cmp.Or(r.Fixture, id.Fixture, p.Fixture)
+	if t, ok := stationTime(ctx, r.StationTLS, p.Station.ReportURL, r.StationURL); ok && start.Year() < 2020 {
+		// A board without a real-time clock boots in 1970: take the time of day from the
+		// station's HTTP Date header, for the report only (the system clock is left alone).
+		rep.Started = t.UTC()
+		fmt.Fprintf(r.Console, "linerate validate: the board's clock says %s; the report uses the station's time, %s\n", start.UTC().Format(time.RFC3339), rep.Started.Format(time.RFC3339))
+	}
+	// The milliseconds keep two runs of one board in one second apart, the boot id two
+	// boots whose clocks both start at 1970.
+	rep.ID = fmt.Sprintf("%s-%s-%s", serialID(rep.Serial), rep.Started.Format("20060102T150405.000Z"), sanitizeID(bootID(r.Root)))
+	fmt.Fprintf(r.Console, "linerate validate: plan %s (%s), board %s, serial %s, %s %s, %d steps, budget %v\n",
+		p.Name, p.Source, rep.Board, rep.Serial, p.Interface, orDash(rep.MAC), len(p.Steps), p.Budget.D())
+	r.counters = map[string]map[string]uint64{}
+	for _, port := range p.Ports {
+		r.counters[port.Interface], _ = errorCounters(r.Root, r.API, port.Interface)
+	}
+	if p.Multi() {
+		var names []string
+		for _, port := range p.Ports {
+			names = append(names, port.Interface)
+		}
+		fmt.Fprintf(r.Console, "linerate validate: %d ports: %s\n", len(names), strings.Join(names, ", "))
+	}
+	return rep, nil
+}
+
+// serial is the board's serial and where it came from: the operator's (--serial, the
+// console prompt), then the system's (kernel command line, device tree), the EEPROM's
+// where the board has one, the SoC's, else one made of the MAC.
+func (r *run) pickSerial(id board.Identity, mac string) (string, string) {
+	switch {
+	case r.Serial != "":
+		return r.Serial, board.SerialOperator
+	case id.Serial != "" && id.SerialSource != board.SerialSoC:
+		return id.Serial, id.SerialSource
+	}
+	if r.board != nil && r.board.EEPROM != nil {
+		if d, err := r.board.EEPROM.Read(r.Root); err == nil && d.Serial != "" {
+			return d.Serial, board.SerialEEPROM
+		}
+	}
+	switch {
+	case id.Serial != "":
+		return id.Serial, id.SerialSource
+	case mac != "":
+		return macSerial(mac), board.SerialMAC
+	}
+	return "unknown", ""
+}
+
+// askSerial asks the operator for the serial until one fits: the plan's identity step's
+// serial_pattern when it has one, else a name a report can carry.
+func (r *run) askSerial() (string, error) {
+	if r.Input == nil {
+		return "", errors.New("--ask-serial: no console to ask on")
+	}
+	var pattern *regexp.Regexp
+	for _, s := range r.Plan.Steps {
+		if k, ok := s.Params.(interface{ serialPattern() *regexp.Regexp }); ok && k.serialPattern() != nil {
+			pattern = k.serialPattern()
+		}
+	}
+	in := bufio.NewScanner(r.Input)
+	in.Buffer(make([]byte, 256), 256)
+	for {
+		fmt.Fprint(r.Console, "linerate validate: scan or type the board's serial, then Enter: ")
+		if !in.Scan() {
+			if err := in.Err(); err != nil {
+				return "", fmt.Errorf("reading the serial: %w (a line of at most 256 characters)", err)
+			}
+			return "", errors.New("reading the serial: the console closed")
+		}
+		s := strings.TrimSpace(strings.TrimPrefix(in.Text(), "\ufeff"))
+		switch err := plan.CheckName(s); {
+		case err != nil:
+			fmt.Fprintf(r.Console, "linerate validate: %q is not a serial: %v; again\n", s, err)
+		case pattern != nil && !pattern.MatchString(s):
+			fmt.Fprintf(r.Console, "linerate validate: %q does not match the plan's serial_pattern; again\n", s)
+		default:
+			return s, nil
+		}
+	}
+}
+
+// bootID is the first 8 characters of the kernel's boot id, else of a random number.
+func bootID(root string) string {
+	if b, err := readall.File(filepath.Join(root, "proc/sys/kernel/random/boot_id"), readall.MaxSys); err == nil && len(b) >= 8 {
+		return string(b[:8])
+	}
+	return fmt.Sprintf("%08x", rand.Uint32())
+}
+
+func macSerial(mac string) string {
+	if mac == "" {
+		return ""
+	}
+	return "mac-" + strings.ReplaceAll(mac, ":", "")
+}
+
+// serialID is the serial as a report id begins with it: of the id's alphabet, and at
+// most maxSerialID characters, a longer one cut and told apart by a hash of the whole,
+// so every report id is at most 97 characters (the station takes 128) and a file name.
+func serialID(serial string) string {
+	s := sanitizeID(serial)
+	if len(s) <= maxSerialID {
+		return s
+	}
+	sum := sha256.Sum256([]byte(serial))
+	return s[:maxSerialID-17] + "_" + hex.EncodeToString(sum[:8])
+}
+
+const maxSerialID = 64
+
+func sanitizeID(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '_'
+	}, s)
+}
