@@ -6,13 +6,19 @@ import (
 	"github.com/vishvananda/netlink"
 )
 
-// The writes go through the SIOCETHTOOL ioctl (safchain/ethtool), which every kernel from
-// PetaLinux 2020's 5.4 to today accepts for these four requests, so one write path serves
-// both read APIs. Each read-modify-write starts from the driver's current values, so
-// parameters the profile does not name stay as they are.
+// Rings, channels and coalescing are written as they are read: through ethtool netlink
+// where the kernel has it (5.6 and later; a SET names only what changes), and through
+// the SIOCETHTOOL ioctl (safchain/ethtool) on the ioctl path, for kernels before it
+// (PetaLinux 2020's 5.4). The ioctl's read-modify-write starts from the driver's current
+// values, so parameters the profile does not name stay as they are. Kernel features go
+// through the ioctl on both paths: safchain/ethtool resolves feature names to the
+// kernel's bits as ethtool -K does.
 
 // SetRings implements Setter (ethtool -G).
 func (k *liveKernel) SetRings(iface string, rx, tx uint32) error {
+	if k.nl != nil {
+		return k.nl.setRings(iface, rx, tx)
+	}
 	r, err := k.io.sc.GetRing(iface)
 	if err != nil {
 		return err
@@ -22,8 +28,12 @@ func (k *liveKernel) SetRings(iface string, rx, tx uint32) error {
 	return err
 }
 
-// SetChannels implements Setter (ethtool -L).
+// SetChannels implements Setter (ethtool -L); c's maximums say which kinds of channel
+// the driver has.
 func (k *liveKernel) SetChannels(iface string, c Channels) error {
+	if k.nl != nil {
+		return k.nl.setChannels(iface, c)
+	}
 	cur, err := k.io.sc.GetChannels(iface)
 	if err != nil {
 		return err
@@ -35,6 +45,9 @@ func (k *liveKernel) SetChannels(iface string, c Channels) error {
 
 // SetCoalesce implements Setter (ethtool -C) for the named parameters.
 func (k *liveKernel) SetCoalesce(iface string, c Coalesce) error {
+	if k.nl != nil {
+		return k.nl.setCoalesce(iface, c)
+	}
 	cur, err := k.io.sc.GetCoalesce(iface)
 	if err != nil {
 		return err
