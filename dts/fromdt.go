@@ -49,7 +49,7 @@ func FromDT(root, iface string) (*tune.Profile, error) {
 		p.Settings, p.Required, p.Name = base.Settings, base.Required, "device-tree ("+name+")"
 		found = true
 	}
-	for prop, knob := range map[string]string{PropRxRing: "rings.rx", PropTxRing: "rings.tx"} {
+	for prop, knob := range map[string]string{PropRxRing: tune.RingKnob(true), PropTxRing: tune.RingKnob(false)} {
 		b, err := readall.File(filepath.Join(node, prop), readall.MaxSys)
 		if err != nil {
 			continue

@@ -141,9 +141,12 @@ func RingOverlay(board, gem, knob, value string) (*dts.Overlay, error) {
 		return nil, fmt.Errorf("--write-overlay: %s=%s is not a depth", knob, value)
 	}
 	ov := &dts.Overlay{GEM: gem, Comment: "linerate autotune: " + knob + "=" + value}
-	if knob == "rings.rx" {
+	switch rx, ok := tune.IsRingKnob(knob); {
+	case !ok:
+		return nil, fmt.Errorf("--write-overlay: the GEM's overlay carries ring depths only (%s, %s), not %s", tune.RingKnob(true), tune.RingKnob(false), knob)
+	case rx:
 		ov.RxRing = uint32(n)
-	} else {
+	default:
 		ov.TxRing = uint32(n)
 	}
 	return ov, ov.Prepare(board, "")
@@ -182,11 +185,10 @@ func (a *Autotune) Check(tcp, frames bool) error {
 	if a.OverlayFile == "" {
 		return nil
 	}
-	if a.Knob != "rings.rx" && a.Knob != "rings.tx" {
-		return badinput.Errorf("--write-overlay: the GEM's overlay carries ring depths only (rings.rx, rings.tx), not %s", a.Knob)
+	if _, err := RingOverlay(a.Board, a.GEM, a.Knob, "64"); err != nil {
+		return badinput.Errorf("%v", err)
 	}
-	_, err := RingOverlay(a.Board, a.GEM, a.Knob, "64")
-	return err
+	return nil
 }
 
 // Pick picks the best point of the sweep, says why the others lost and what was written.

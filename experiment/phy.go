@@ -11,6 +11,7 @@ import (
 	"github.com/zynqnet/linerate/netperf/engine"
 	"github.com/zynqnet/linerate/netperf/frames"
 	"github.com/zynqnet/linerate/nic"
+	"github.com/zynqnet/linerate/tune"
 )
 
 // PHY is what a port's PHY is: what sysfs says of it (driver, id, address) and its
@@ -150,7 +151,7 @@ func (l Loopback) Run(ctx context.Context) (*LoopbackResult, error) {
 	}
 	duplex, _ := nic.ReadFile("/", "sys/class/net/"+l.Iface+"/duplex")
 	res := &LoopbackResult{Iface: l.Iface}
-	c := Change{Iface: l.Iface, StateDir: l.StateDir, Knob: "phy.bmcr", CarrierTimeout: l.CarrierTimeout}
+	c := Change{Iface: l.Iface, StateDir: l.StateDir, Knob: tune.KnobPHYControl, CarrierTimeout: l.CarrierTimeout}
 	ch, err := c.Run(ctx, func(string) (string, error) {
 		return fmt.Sprintf("0x%04x", nic.LoopbackBMCR(port.LinkMbps, duplex != "half")), nil
 	}, func(ctx context.Context) error {

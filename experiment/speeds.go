@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zynqnet/linerate/nic"
+	"github.com/zynqnet/linerate/tune"
 )
 
 // SpeedMatrix brings the link up at each speed in turn: the PHY advertises the link
@@ -40,7 +41,7 @@ func (m SpeedMatrix) Run(ctx context.Context) ([]SpeedPoint, error) {
 	var out []SpeedPoint
 	for _, want := range m.Speeds {
 		p := SpeedPoint{Want: want}
-		c := Change{Iface: m.Iface, StateDir: m.StateDir, Knob: "link.advertise", CarrierTimeout: m.Wait}
+		c := Change{Iface: m.Iface, StateDir: m.StateDir, Knob: tune.KnobAdvertise, CarrierTimeout: m.Wait}
 		ch, err := c.Run(ctx, func(before string) (string, error) {
 			modes, err := m.modes(want)
 			if err != nil {

@@ -208,6 +208,13 @@ func TestBoards(t *testing.T) {
 			if r := showJSON(t, log, "show-json-reverted").Rings; r == nil || r.RX != 512 || r.TX != 512 {
 				t.Errorf("after revert, rings %+v, want 512/512", r)
 			}
+			// The same tune and revert through the ioctl (the path before ethtool netlink).
+			if r := showJSON(t, log, "show-json-tuned-ioctl").Rings; r == nil || r.RX != 1024 || r.TX != 1024 {
+				t.Errorf("after tune through the ioctl, rings %+v, want 1024/1024", r)
+			}
+			if r := showJSON(t, log, "show-json-reverted-ioctl").Rings; r == nil || r.RX != 512 || r.TX != 512 {
+				t.Errorf("after revert through the ioctl, rings %+v, want 512/512", r)
+			}
 			// The capture job's snapshot comes back whole over the console and opens as
 			// a snapshot (scripts/capture-board makes testdata/captures this way).
 			if archive, err := consolecap.Read(bytes.NewReader(b), snapshot.MaxFileBytes); err != nil {

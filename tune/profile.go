@@ -53,7 +53,6 @@ const (
 	kMTU                  // number 68..65535 or keep
 	kCPUs                 // all, none or a CPU list
 	kSpread               // spread, all, none or a CPU list
-	kSysctl               // the sysctl's own kind (knobs.go's sysctls)
 	kWord                 // a word (governor, congestion control)
 	kTriple               // three numbers min <= default <= max (tcp_rmem)
 )
@@ -236,8 +235,6 @@ func checkValue(name string, k kind, v string) error {
 			return fmt.Errorf("want one word, have %q", v)
 		}
 		return nil
-	case kSysctl:
-		return checkValue(name, sysctlKind(strings.TrimPrefix(name, "sysctl.")), v)
 	case kTriple:
 		f := strings.Fields(v)
 		if len(f) != 3 || !isUint(f[0]) || !isUint(f[1]) || !isUint(f[2]) {
@@ -262,7 +259,7 @@ func normalizeValue(k kind, v string) string {
 			return "on"
 		}
 		return "off"
-	case kSysctl, kTriple:
+	case kTriple:
 		return strings.Join(strings.Fields(v), " ")
 	}
 	return v

@@ -15,7 +15,7 @@ import (
 // names it: rings.rx, channels.combined, coalesce.rx-usecs, feature.rx-gro, mtu, promisc,
 // napi.defer_hard_irqs, napi.gro_flush_timeout, napi.threaded, queue.rx-0.rps_cpus,
 // queue.rx-0.rps_flow_cnt, queue.tx-0.xps_cpus, irq.27.smp_affinity,
-// sysctl.net.core.rmem_max, cpufreq.cpu0.governor. Its row (knobs.go) says the rest.
+// sysctl.net.core.rmem_max, cpufreq.cpu0.governor. Its row (its family's file, family_*.go) says the rest.
 type Knob struct {
 	Name  string
 	Iface string
@@ -33,18 +33,23 @@ func (k Knob) def() *row {
 	if r, _, ok := concreteRow(k.Name); ok {
 		return r
 	}
-	return &row{order: orderCPU + 1, read: cannotRead, write: cannotWrite}
+	return &row{order: orderCPU + 1, family: unknownKnob{}}
 }
 
 func (k Knob) class() int    { return k.def().order }
 func (k Knob) bounces() bool { return k.def().bounces }
 func (k Knob) isMask() bool  { return k.def().mask }
 
-func cannotRead(_ *System, k Knob) (string, error) {
+// unknownKnob is the family of a knob no row names (a journal of another version).
+type unknownKnob struct{}
+
+func (unknownKnob) expand(x *expander, _ *row, s Setting) error { return x.p.perr(s, "unknown knob") }
+
+func (unknownKnob) read(_ *System, k Knob) (string, error) {
 	return "", fmt.Errorf("knob %q cannot be read", k.Name)
 }
 
-func cannotWrite(_ *System, k Knob, _ string) error {
+func (unknownKnob) write(_ *System, k Knob, _ string) error {
 	return fmt.Errorf("knob %q cannot be written", k.Name)
 }
 
@@ -104,7 +109,7 @@ func (s *System) Read(k Knob) (string, error) {
 		}
 		return strings.Join(strings.Fields(v), " "), nil
 	}
-	return k.def().read(s, k)
+	return k.def().family.read(s, k)
 }
 
 // Write sets the knob, and after a knob that bounces the link waits for carrier to come
@@ -128,7 +133,7 @@ func (s *System) Write(ctx context.Context, k Knob, v string) error {
 			hadCarrier = l.RawFlags&0x10000 != 0
 		}
 	}
-	if err := k.def().write(s, k, v); err != nil {
+	if err := k.def().family.write(s, k, v); err != nil {
 		return err
 	}
 	if hadCarrier {

@@ -11,6 +11,7 @@ import (
 	"github.com/zynqnet/linerate/experiment"
 	"github.com/zynqnet/linerate/netperf/frames"
 	"github.com/zynqnet/linerate/plan"
+	"github.com/zynqnet/linerate/tune"
 )
 
 // Sweep measures the port at each value of one tune knob (as linerate sweep's --values),
@@ -29,6 +30,7 @@ type Sweep struct {
 	CPUs      string        `yaml:"cpus" json:"cpus,omitempty"`
 
 	values []string // each checked by tune's knob registry, as a profile holds it
+	knob   tune.KnobInfo
 	rate   frames.Rate
 	cpus   int
 }
@@ -42,6 +44,9 @@ func (s *Sweep) Check(p *plan.Plan) error {
 		return fmt.Errorf("sweep step needs knob and values (64..8192, or V1,V2,...)")
 	}
 	var err error
+	if s.knob, err = tune.Info(s.Knob); err != nil {
+		return err
+	}
 	if s.values, err = experiment.KnobValues(s.Knob, s.Values); err != nil {
 		return fmt.Errorf("values: %v", strings.TrimPrefix(err.Error(), "--values "))
 	}
@@ -79,12 +84,20 @@ func (s *Sweep) Check(p *plan.Plan) error {
 	return nil
 }
 
-// Timeout: each point a knob that may bounce the link, then each measurement with its
-// settling; the port given back at the end.
+// Timeout: each point its write, and the wait for the link when the registry says the
+// knob bounces it, then each measurement with its settling; the port given back at the
+// end.
 func (s *Sweep) Timeout() time.Duration {
-	per := time.Duration(len(s.Measure))*(s.Duration.D()+2*time.Second) + 20*time.Second
+	write := 5 * time.Second
+	if s.knob.Bounces {
+		write += sweepCarrierWait
+	}
+	per := time.Duration(len(s.Measure))*(s.Duration.D()+2*time.Second) + write
 	return time.Duration(len(s.values)*s.Repeat)*per + 60*time.Second
 }
+
+// sweepCarrierWait is how long a point waits for the link after a knob that bounces it.
+const sweepCarrierWait = 15 * time.Second
 
 // Run sweeps the knob through tune's transaction (a journal of its own) against the
 // station and gives it back its value.
@@ -103,7 +116,7 @@ func (s *Sweep) Run(ctx context.Context, e Env) (Outcome, error) {
 			ms = append(ms, &experiment.FramesMeter{Root: e.Root, Iface: e.Iface, Reflector: peer, Sizes: []int{s.Size}, Rate: s.rate, Duration: s.Duration.D(), CPUs: s.cpus})
 		}
 	}
-	t, err := experiment.OpenTuner(e.Iface, e.StateDir, e.API, 15*time.Second)
+	t, err := experiment.OpenTuner(e.Iface, e.StateDir, e.API, sweepCarrierWait)
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -35,6 +35,12 @@ func e2e(iface, peer string) int {
 		{"show-json-tuned", "show", "--json", iface},
 		{"revert", "revert", iface},
 		{"show-json-reverted", "show", "--json", iface},
+		// The same through the ioctl, the path kernels before 5.6 take (the tune above
+		// wrote through ethtool netlink).
+		{"tune-ioctl", "tune", iface, "--profile", profile, "--ethtool-api", "ioctl"},
+		{"show-json-tuned-ioctl", "show", "--json", "--ethtool-api", "ioctl", iface},
+		{"revert-ioctl", "revert", iface, "--ethtool-api", "ioctl"},
+		{"show-json-reverted-ioctl", "show", "--json", iface},
 		{"phy", "phy", "--json", iface},
 		{"phy-loopback", "phy", iface, "--loopback", "--frames", "1000", "--json"},
 		{"phy-after", "phy", "--json", iface},

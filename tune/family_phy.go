@@ -1,0 +1,138 @@
+package tune
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zynqnet/linerate/nic"
+)
+
+// The PHY control family: the PHY's control register (BMCR) through MII, as phylib takes
+// it: a PHY loopback test's journal (internal: no profile sets it).
+type phyControl struct{}
+
+// KnobPHYControl is the PHY's control register, a 16-bit hex value.
+const KnobPHYControl = "phy.bmcr"
+
+func init() {
+	register(row{key: KnobPHYControl, family: phyControl{}, internal: true, concrete: KnobPHYControl, order: orderLink, bounces: true})
+}
+
+func (phyControl) expand(x *expander, _ *row, s Setting) error {
+	return x.p.perr(s, "linerate's own commands set it; a profile cannot")
+}
+
+// read reads the PHY's control register through MII, with the autonegotiation bit as
+// phylib runs the PHY: a PHY (QEMU's) that reads its enable bit back as 0 still
+// autonegotiates when phylib says so, and a write of this value gives phylib back its
+// autonegotiation.
+func (phyControl) read(s *System, k Knob) (string, error) {
+	m, err := nic.OpenMII(k.Iface)
+	if err != nil {
+		return "", err
+	}
+	defer m.Close()
+	addr, err := m.Address()
+	if err != nil {
+		return "", err
+	}
+	v, err := m.Read(addr, nic.MIIBMCR)
+	if err != nil {
+		return "", err
+	}
+	v &^= nic.BMCRReset | nic.BMCRANRestart // self-clearing
+	if et, err := s.Kernel.Ethtool(k.Iface); err == nil && et.LinkModes != nil && et.LinkModes.Autoneg {
+		v |= nic.BMCRANEnable
+	}
+	return fmt.Sprintf("0x%04x", v), nil
+}
+
+// write writes the PHY's control register through MII (the kernel's phy_mii_ioctl).
+// A value that turns autonegotiation off while phylib runs it on (a loopback test's) is
+// written in two moves, as the kernel's own genphy_loopback does it: phylib first forces
+// the link at the value's speed and duplex (its PHY driver's config_aneg runs then,
+// soft reset included, with loopback still off), then the register is written as it is.
+// Written at once, phylib would not know its PHY runs forced (phylink's MII write goes
+// straight to the PHY), or (a MAC without phylink, through phy_mii_ioctl) would run that
+// config_aneg after the write, where a vendor driver's soft reset (Marvell's) ends the
+// loopback. A value with autonegotiation on gives phylib its autonegotiation back.
+func (phyControl) write(s *System, k Knob, v string) error {
+	n, err := strconv.ParseUint(strings.TrimPrefix(v, "0x"), 16, 16)
+	if err != nil {
+		return fmt.Errorf("phy.bmcr %q: want a 16-bit hex value", v)
+	}
+	forced := false
+	if bmcr := uint16(n); bmcr&(nic.BMCRANEnable|nic.BMCRReset) == 0 {
+		if et, err := s.Kernel.Ethtool(k.Iface); err == nil && et.LinkModes != nil && et.LinkModes.Autoneg {
+			forced = true
+			speed := 10
+			switch {
+			case bmcr&nic.BMCRSpeed1000 != 0:
+				speed = 1000
+			case bmcr&nic.BMCRSpeed100 != 0:
+				speed = 100
+			}
+			if err := s.Setter.SetForced(k.Iface, speed, bmcr&nic.BMCRFullDplx != 0); err != nil {
+				return err
+			}
+		}
+	}
+	m, err := nic.OpenMII(k.Iface)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	addr, err := m.Address()
+	if err != nil {
+		return err
+	}
+	if err := m.Write(addr, nic.MIIBMCR, uint16(n)); err != nil {
+		return err
+	}
+	if forced && uint16(n)&nic.BMCRLoopback != 0 {
+		if err := keepLoopback(m, addr, uint16(n)); err != nil {
+			return err
+		}
+	}
+	// A MAC on phylink (macb) writes the register straight to the PHY and phylib does not
+	// see it: autonegotiation comes back through ethtool, as it went.
+	if uint16(n)&nic.BMCRANEnable != 0 {
+		if et, err := s.Kernel.Ethtool(k.Iface); err == nil && et.LinkModes != nil && !et.LinkModes.Autoneg {
+			return s.Setter.SetAutoneg(k.Iface)
+		}
+	}
+	return nil
+}
+
+// keepLoopback writes the loopback value again while phylib's state machine, which the
+// forcing woke and which runs on its own work queue, may still be running the driver's
+// config_aneg: Marvell's ends in a soft reset, which ends the loopback. The value must
+// hold for loopbackSettle.
+func keepLoopback(m *nic.MII, addr int, v uint16) error {
+	held := time.Now()
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		got, err := m.Read(addr, nic.MIIBMCR)
+		if err != nil {
+			return err
+		}
+		if got&nic.BMCRLoopback != 0 {
+			if time.Since(held) >= loopbackSettle {
+				return nil
+			}
+			continue
+		}
+		if err := m.Write(addr, nic.MIIBMCR, v); err != nil {
+			return err
+		}
+		held = time.Now()
+	}
+	return fmt.Errorf("phy.bmcr: the PHY left loopback again and again after 0x%04x was written (its driver resets it)", v)
+}
+
+// loopbackSettle is how long a loopback must hold after the write: phylib's state
+// machine runs within milliseconds of the forcing, on an emulated Cortex-A9 within a
+// few hundred.
+const loopbackSettle = 500 * time.Millisecond
