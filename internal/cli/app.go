@@ -58,15 +58,19 @@ func (a *App) Main(ctx context.Context, args []string, std IO, alone func() bool
 		return Usagef("unknown command %q", args[0])
 	}
 	err := a.Run(ctx, c, args[1:], std)
+	name := c.Name // the subcommand's full name when one ran: "dts overlay"
+	if len(args) > 1 && c.Sub(args[1]) != nil {
+		name += " " + args[1]
+	}
 	switch {
 	case err == nil:
 	case errors.As(err, new(*Reported)):
 		// The command said it in its own words.
 	case badinput.Is(err):
 		msg := strings.TrimPrefix(err.Error(), ErrUsage.Error()+": ")
-		fmt.Fprintf(std.Stderr, "%s %s: %s\nRun '%s %s --help' for its usage.\n", a.Prog, c.Name, msg, a.Prog, c.Name)
+		fmt.Fprintf(std.Stderr, "%s %s: %s\nRun '%s %s --help' for its usage.\n", a.Prog, name, msg, a.Prog, name)
 	default:
-		fmt.Fprintf(std.Stderr, "%s %s: %v\n", a.Prog, c.Name, err)
+		fmt.Fprintf(std.Stderr, "%s %s: %v\n", a.Prog, name, err)
 	}
 	return err
 }

@@ -123,24 +123,41 @@ func Gen(ctx context.Context, c GenConfig) (*GenResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	target := fps
-	if rate.Percent >= 100 {
-		target = 0 // line rate: as fast as the port takes them; the driver paces
-	}
-	o := rawsock.GenOptions{FPS: target, Count: c.Count, Duration: c.Duration, EndMarkers: true, Progress: c.Progress}
-	if c.Duration == 0 && c.Count > 0 && fps > 0 {
-		// Bounded anyway: twice the time the count takes at the rate, and 10 s.
-		o.Duration = time.Duration(float64(c.Count)/fps*2e9) + 10*time.Second
-	}
-	st, err := rawsock.Gen(ctx, senders, o)
+	st, err := rawsock.Gen(ctx, senders, genOptions(c, fps, rate))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name, err)
 	}
+	return genResult(p, c, sizes, fps, st, len(senders)), nil
+}
+
+// genOptions is how the senders are paced: at fps, or at line rate (100%) as fast as the
+// port takes them (the driver paces); a run bounded by a count alone is bounded in time
+// anyway, by twice the time the count takes at the rate and 10 s.
+func genOptions(c GenConfig, fps float64, rate frames.Rate) rawsock.GenOptions {
+	target := fps
+	if rate.Percent >= 100 {
+		target = 0
+	}
+	o := rawsock.GenOptions{FPS: target, Count: c.Count, Duration: c.Duration, EndMarkers: true, Progress: c.Progress}
+	if c.Duration == 0 && c.Count > 0 && fps > 0 {
+		o.Duration = time.Duration(float64(c.Count)/fps*2e9) + 10*time.Second
+	}
+	return o
+}
+
+// genResult is a run's account: frames and bytes sent over the time taken, on the
+// wire (with preamble and gap) and at layer 2, and the senders' CPU per frame; streams
+// is how many senders (a stream each).
+func genResult(p *Port, c GenConfig, sizes []int, fps float64, st rawsock.GenStats, streams int) *GenResult {
 	secs := st.Elapsed.Seconds()
+	pps := 0.0
+	if secs > 0 {
+		pps = float64(st.Sent) / secs
+	}
 	return &GenResult{Interface: p.Name, Dst: c.Dst.String(), Stream: c.Stream, Sizes: sizes, TargetFPS: fps, LinkMbps: p.LinkMbps,
-		Sent: st.Sent, Seconds: secs, PPS: float64(st.Sent) / secs,
+		Sent: st.Sent, Seconds: secs, PPS: pps,
 		L2Mbps: mbps(st.Bytes, st.Sent, secs, false), WireMbps: mbps(st.Bytes, st.Sent, secs, true),
-		Streams: len(senders), CPUNsPerFrame: rawsock.NsPerFrame(st.CPU, st.Sent), Senders: st.Senders}, nil
+		Streams: streams, CPUNsPerFrame: rawsock.NsPerFrame(st.CPU, st.Sent), Senders: st.Senders}
 }
 
 // closeSenders closes every sender's ring at once: each close waits out a network

@@ -18,6 +18,7 @@ type pacer struct {
 	count    uint64
 	duration time.Duration
 	start    time.Time
+	now      func() time.Time // time.Now; a test's clock
 
 	mu      sync.Mutex
 	claimed uint64
@@ -28,13 +29,13 @@ type pacer struct {
 
 func newPacer(o GenOptions, start time.Time) *pacer {
 	burst := max(o.FPS*0.010, 16)
-	return &pacer{fps: o.FPS, count: o.Count, duration: o.Duration, start: start, tokens: burst, burst: burst, last: start}
+	return &pacer{fps: o.FPS, count: o.Count, duration: o.Duration, start: start, now: time.Now, tokens: burst, burst: burst, last: start}
 }
 
 // claim grants a sender up to want frames to send now. With none to grant it says how
 // long until the next is due (0: soon, yield), or that the run is over.
 func (p *pacer) claim(want uint64) (n uint64, wait time.Duration, done bool) {
-	now := time.Now()
+	now := p.now()
 	el := now.Sub(p.start)
 	if p.duration > 0 && el >= p.duration {
 		return 0, 0, true
