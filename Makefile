@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GOBUILD := go build -trimpath -ldflags '$(LDFLAGS)'
 BIN := bin
 
-.PHONY: all build build-arm build-arm64 build-amd64 release check-static check-deps size deps test unit lint fuzz bench bench-show bench-iperf3 bench-gen bench-reflect kernels image demo man clean
+.PHONY: all build build-arm build-arm64 build-amd64 release check-static check-deps size deps test unit lint fuzz bench bench-show bench-iperf3 bench-gen bench-reflect kernels image demo man docs clean
 
 all: build
 
@@ -60,6 +60,10 @@ size: deps check-deps
 # The manual pages, made from the commands' descriptions and flags: man -l out/man/linerate.1
 man: build
 	$(BIN)/linerate help --man out/man
+
+# The pages made from the code: docs/plans.md from the step kinds' field descriptions.
+docs:
+	go run ./cmd/linerate help plan --markdown > docs/plans.md
 
 # Installs what the tests need: Debian packages with apt-get, Go modules through the proxy.
 deps:

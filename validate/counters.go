@@ -14,7 +14,7 @@ import (
 // Counters fails when an error counter of the port rose during the run (since the run
 // read them at its start), but those it ignores.
 type Counters struct {
-	Ignore []string `yaml:"ignore" json:"ignore,omitempty"`
+	Ignore []string `yaml:"ignore" json:"ignore,omitempty" doc:"error counters that may rise"`
 }
 
 // Check: ignore names the port's error counters.

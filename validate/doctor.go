@@ -16,7 +16,7 @@ import (
 // Doctor runs linerate doctor on the port: it fails on a finding of severity fail, or on
 // any of fail_on's ids when given.
 type Doctor struct {
-	FailOn []string `yaml:"fail_on" json:"fail_on,omitempty"`
+	FailOn []string `yaml:"fail_on" json:"fail_on,omitempty" doc:"finding ids that fail the step (none: any finding of severity fail)"`
 }
 
 // Check: fail_on names finding ids (they are not checked against doctor's list, which

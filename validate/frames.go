@@ -15,16 +15,16 @@ import (
 // Frames sends test frames through the station's reflector and counts them back: loss
 // and round-trip p99 at a rate, or with min_throughput_pct an RFC 2544 throughput search.
 type Frames struct {
-	Size             int           `yaml:"size" json:"size,omitempty"`
-	Rate             string        `yaml:"rate" json:"rate,omitempty"`
-	Duration         plan.Duration `yaml:"duration" json:"duration,omitempty"`
-	MaxLossPct       *float64      `yaml:"max_loss_pct" json:"max_loss_pct,omitempty"`
-	MaxP99US         *float64      `yaml:"max_p99_us" json:"max_p99_us,omitempty"`
-	MinThroughputPct *float64      `yaml:"min_throughput_pct" json:"min_throughput_pct,omitempty"` // RFC 2544 throughput instead
+	Size             int           `yaml:"size" json:"size,omitempty" doc:"frame size with FCS, 64..9018" unit:"bytes" default:"512"`
+	Rate             string        `yaml:"rate" json:"rate,omitempty" doc:"10%, 50Mbit or 5000pps (required without min_throughput_pct)"`
+	Duration         plan.Duration `yaml:"duration" json:"duration,omitempty" doc:"how long frames are sent" default:"5s"`
+	MaxLossPct       *float64      `yaml:"max_loss_pct" json:"max_loss_pct,omitempty" doc:"the most loss that passes" unit:"%"`
+	MaxP99US         *float64      `yaml:"max_p99_us" json:"max_p99_us,omitempty" doc:"the highest round-trip p99 latency that passes" unit:"µs"`
+	MinThroughputPct *float64      `yaml:"min_throughput_pct" json:"min_throughput_pct,omitempty" doc:"run the RFC 2544 throughput search instead; the least share of line rate that passes" unit:"%"` // RFC 2544 throughput instead
 	// CPUs: senders and receive rings, as gen's --cpus (a count or all); empty: one
-	CPUs string `yaml:"cpus" json:"cpus,omitempty"`
+	CPUs string `yaml:"cpus" json:"cpus,omitempty" doc:"senders and receive rings, as gen's --cpus: a count or all (none: one, not pinned)"`
 	// HWTimestamps: latency from the NIC's hardware stamps where the port has them
-	HWTimestamps bool `yaml:"hw_timestamps" json:"hw_timestamps,omitempty"`
+	HWTimestamps bool `yaml:"hw_timestamps" json:"hw_timestamps,omitempty" doc:"take the latency from the NIC's hardware stamps where the port has them" default:"false"`
 
 	rate frames.Rate
 	cpus int

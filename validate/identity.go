@@ -20,13 +20,13 @@ import (
 // an expected OUI that is no placeholder, the same in the kernel as in the device tree
 // and in the board's EEPROM, and a serial number of the line's pattern.
 type Identity struct {
-	AllowLocalMAC   bool     `yaml:"allow_local_mac" json:"allow_local_mac,omitempty"`
-	PlaceholderMACs []string `yaml:"placeholder_macs" json:"placeholder_macs,omitempty"`
-	ExpectOUI       []string `yaml:"expect_oui" json:"expect_oui,omitempty"`
-	SerialPattern   string   `yaml:"serial_pattern" json:"serial_pattern,omitempty"`
+	AllowLocalMAC   bool     `yaml:"allow_local_mac" json:"allow_local_mac,omitempty" doc:"take a locally administered MAC (one no vendor OUI gave: an emulated board's)" default:"false"`
+	PlaceholderMACs []string `yaml:"placeholder_macs" json:"placeholder_macs,omitempty" doc:"MACs that stand in for a programmed one, besides U-Boot's hard-coded ones (00:0a:35:00:01:22, ...)"`
+	ExpectOUI       []string `yaml:"expect_oui" json:"expect_oui,omitempty" doc:"the OUIs the MAC must be of (00:0a:35)"`
+	SerialPattern   string   `yaml:"serial_pattern" json:"serial_pattern,omitempty" doc:"a regular expression the whole serial must match; the console prompt asks again until it does"`
 	// EEPROM: compare with the EEPROM's MAC where the board profile names one (default
 	// true; an emulated board has none).
-	EEPROM *bool `yaml:"eeprom" json:"eeprom,omitempty"`
+	EEPROM *bool `yaml:"eeprom" json:"eeprom,omitempty" doc:"compare the MAC with the identity EEPROM's where the board profile names one" default:"true"`
 
 	placeholders []net.HardwareAddr
 	ouis         [][]byte

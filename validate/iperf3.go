@@ -13,14 +13,14 @@ import (
 // Iperf3 measures TCP or UDP throughput against the station's iperf3 server, with
 // linerate's own client (stock iperf3 or linerate's server is the peer).
 type Iperf3 struct {
-	Protocol       string        `yaml:"protocol" json:"protocol,omitempty"`   // tcp or udp
-	Direction      string        `yaml:"direction" json:"direction,omitempty"` // up (board sends) or down
-	Duration       plan.Duration `yaml:"duration" json:"duration,omitempty"`
-	Streams        int           `yaml:"streams" json:"streams,omitempty"`
-	Bandwidth      string        `yaml:"bandwidth" json:"bandwidth,omitempty"` // UDP's rate, TCP's pace: iperf3's -b
-	MinMbps        *float64      `yaml:"min_mbps" json:"min_mbps,omitempty"`
-	MaxRetransmits *int          `yaml:"max_retransmits" json:"max_retransmits,omitempty"`
-	MaxLossPct     *float64      `yaml:"max_loss_pct" json:"max_loss_pct,omitempty"`
+	Protocol       string        `yaml:"protocol" json:"protocol,omitempty" doc:"tcp or udp" default:"tcp"`                    // tcp or udp
+	Direction      string        `yaml:"direction" json:"direction,omitempty" doc:"up (the board sends) or down" default:"up"` // up (board sends) or down
+	Duration       plan.Duration `yaml:"duration" json:"duration,omitempty" doc:"how long the test runs" default:"5s"`
+	Streams        int           `yaml:"streams" json:"streams,omitempty" doc:"parallel streams, 1..128" default:"1"`
+	Bandwidth      string        `yaml:"bandwidth" json:"bandwidth,omitempty" doc:"the rate as iperf3's -b takes it: UDP's (required for UDP), a pace for TCP" unit:"bit/s"` // UDP's rate, TCP's pace: iperf3's -b
+	MinMbps        *float64      `yaml:"min_mbps" json:"min_mbps,omitempty" doc:"the least throughput that passes (required)" unit:"Mbit/s"`
+	MaxRetransmits *int          `yaml:"max_retransmits" json:"max_retransmits,omitempty" doc:"the most TCP retransmits that pass" unit:"segments"`
+	MaxLossPct     *float64      `yaml:"max_loss_pct" json:"max_loss_pct,omitempty" doc:"the most UDP loss that passes (required for UDP)" unit:"%"`
 
 	bandwidth uint64 // bit/s
 }

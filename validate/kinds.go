@@ -20,22 +20,23 @@ type Kind interface {
 	Run(ctx context.Context, e Env) (Outcome, error)
 }
 
-// kinds are the step types in the order a plan usually takes them.
+// kinds are the step types in the order a plan usually takes them, each with what it
+// does, for the plan reference (linerate help plan).
 var kinds = []struct {
-	name string
-	new  func() Kind
+	name, about string
+	new         func() Kind
 }{
-	{"link", func() Kind { return new(Link) }},
-	{"identity", func() Kind { return new(Identity) }},
-	{"phy", func() Kind { return new(PHY) }},
-	{"doctor", func() Kind { return new(Doctor) }},
-	{"tune", func() Kind { return new(Tune) }},
-	{"iperf3", func() Kind { return new(Iperf3) }},
-	{"frames", func() Kind { return new(Frames) }},
-	{"loop", func() Kind { return new(Loop) }},
-	{"stability", func() Kind { return new(Stability) }},
-	{"counters", func() Kind { return new(Counters) }},
-	{"sweep", func() Kind { return new(Sweep) }},
+	{"link", "Waits for carrier and checks the link's speed and duplex; with speeds, a speed matrix.", func() Kind { return new(Link) }},
+	{"identity", "Checks the board is who it says: a real, globally administered MAC of an expected OUI that is no placeholder, the same in the kernel as in the device tree and the board's EEPROM, and a serial of the line's pattern.", func() Kind { return new(Identity) }},
+	{"phy", "Reads the PHY through MII: its id and the driver bound, and with loopback its self-test. SKIP on a port without MII access unless required.", func() Kind { return new(PHY) }},
+	{"doctor", "Runs linerate doctor on the port: fails on a finding of severity fail, or on any of fail_on's. The findings go into the report.", func() Kind { return new(Doctor) }},
+	{"tune", "Applies a tune profile as one transaction across the plan's ports before the steps that measure; reverted after the last step unless kept.", func() Kind { return new(Tune) }},
+	{"iperf3", "An iperf3 test against the station's server: TCP throughput (and retransmits), or UDP at a bandwidth with its loss.", func() Kind { return new(Iperf3) }},
+	{"frames", "Test frames through the station's reflector: loss and round-trip p99 at a rate, or with min_throughput_pct the RFC 2544 throughput search.", func() Kind { return new(Frames) }},
+	{"loop", "Test frames from one port of the board to another cabled to it on the fixture (no station): a frames step's fields, one-way latency. A step of the whole board.", func() Kind { return new(Loop) }},
+	{"stability", "Watches the link (carrier, speed, duplex, error counters) while traffic runs: any event fails it, with its time.", func() Kind { return new(Stability) }},
+	{"counters", "Fails when an error counter of the port rose during the run (since the run read them at its start).", func() Kind { return new(Counters) }},
+	{"sweep", "Measures the port at each value of one tune knob through tune's transaction, and gives the knob back; the curve goes into the report.", func() Kind { return new(Sweep) }},
 }
 
 // StepTypes lists the step types a plan may use.

@@ -15,13 +15,13 @@ import (
 
 // Link waits for carrier and checks the link's speed and duplex.
 type Link struct {
-	CarrierWithin plan.Duration `yaml:"carrier_within" json:"carrier_within,omitempty"`
-	SpeedMbps     int           `yaml:"speed_mbps" json:"speed_mbps,omitempty"`
-	Duplex        string        `yaml:"duplex" json:"duplex,omitempty"`
+	CarrierWithin plan.Duration `yaml:"carrier_within" json:"carrier_within,omitempty" doc:"how long to wait for carrier" default:"10s"`
+	SpeedMbps     int           `yaml:"speed_mbps" json:"speed_mbps,omitempty" doc:"the link speed the port must come up at (none: any)" unit:"Mbit/s"`
+	Duplex        string        `yaml:"duplex" json:"duplex,omitempty" doc:"full or half (none: any)"`
 	// Speeds is a speed matrix: the PHY advertises one speed at a time, the link must
 	// come up at it and carry frames (with a station), and the advertisement is given
 	// back exactly.
-	Speeds []int `yaml:"speeds" json:"speeds,omitempty"`
+	Speeds []int `yaml:"speeds" json:"speeds,omitempty" doc:"a speed matrix: each BASE-T speed advertised alone in turn, the link awaited at it and a second of frames sent through the reflector; the advertisement given back" unit:"Mbit/s"`
 }
 
 // Check defaults carrier_within to 10s and checks the speed and duplex asked for.

@@ -17,7 +17,7 @@ import (
 // the RFC 2544 throughput, as 'linerate rfc2544 --loop' does. A step of the whole board.
 type Loop struct {
 	// Ports are the sending port and the receiving one, interfaces of the plan.
-	Ports  []string `yaml:"ports" json:"ports"`
+	Ports  []string `yaml:"ports" json:"ports" doc:"the sending port and the receiving one, two ports of the plan cabled to each other (required)"`
 	Frames `yaml:",inline" json:",inline"`
 }
 

@@ -17,13 +17,13 @@ import (
 // register given back exactly). A port without a PHY or MII access skips the step with
 // the reason, unless the plan says it is required.
 type PHY struct {
-	Loopback bool `yaml:"loopback" json:"loopback,omitempty"`
-	Frames   int  `yaml:"frames" json:"frames,omitempty"`
+	Loopback bool `yaml:"loopback" json:"loopback,omitempty" doc:"run the PHY loopback self-test: frames looped in the PHY must all come back whole, and the control register is given back" default:"false"`
+	Frames   int  `yaml:"frames" json:"frames,omitempty" doc:"how many frames the loopback sends" unit:"frames" default:"1000 with loopback"`
 	// ExpectPHYID is registers 2 and 3 (0x01410e40), compared without the revision in
 	// the low 4 bits, as phylib matches its drivers.
-	ExpectPHYID  string `yaml:"expect_phy_id" json:"expect_phy_id,omitempty"`
-	ExpectDriver string `yaml:"expect_driver" json:"expect_driver,omitempty"`
-	Required     bool   `yaml:"required" json:"required,omitempty"`
+	ExpectPHYID  string `yaml:"expect_phy_id" json:"expect_phy_id,omitempty" doc:"the PHY id (registers 2 and 3, hex, without the revision nibble as phylib matches it)"`
+	ExpectDriver string `yaml:"expect_driver" json:"expect_driver,omitempty" doc:"the PHY driver the kernel must have bound"`
+	Required     bool   `yaml:"required" json:"required,omitempty" doc:"fail, not skip, on a port without MII access" default:"false"`
 }
 
 // Check defaults 1000 frames for a loopback and reads expect_phy_id as a PHY id.

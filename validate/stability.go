@@ -21,11 +21,11 @@ import (
 // carrier loss, speed or duplex change or error counter rise fails it, with its time. A
 // change linerate itself made (a tune bouncing the link for a ring change) does not.
 type Stability struct {
-	Duration plan.Duration `yaml:"duration" json:"duration,omitempty"`
-	Traffic  string        `yaml:"traffic" json:"traffic,omitempty"` // frames, tcp or none
-	Size     int           `yaml:"size" json:"size,omitempty"`
-	Rate     string        `yaml:"rate" json:"rate,omitempty"`
-	Ignore   []string      `yaml:"ignore" json:"ignore,omitempty"` // error counters that may rise
+	Duration plan.Duration `yaml:"duration" json:"duration,omitempty" doc:"how long the link is watched" default:"10s"`
+	Traffic  string        `yaml:"traffic" json:"traffic,omitempty" doc:"what runs meanwhile: frames through the reflector, tcp to the iperf3 server, or none" default:"frames"` // frames, tcp or none
+	Size     int           `yaml:"size" json:"size,omitempty" doc:"the frames' size with FCS" unit:"bytes" default:"512"`
+	Rate     string        `yaml:"rate" json:"rate,omitempty" doc:"the frames' rate" default:"1000pps"`
+	Ignore   []string      `yaml:"ignore" json:"ignore,omitempty" doc:"error counters that may rise"` // error counters that may rise
 
 	rate frames.Rate
 }

@@ -19,15 +19,15 @@ import (
 // reflector, at Size and Rate), Repeat times, and gives the knob back at the end. The
 // curve goes into the report; the station draws it.
 type Sweep struct {
-	Knob      string        `yaml:"knob" json:"knob,omitempty"`
-	Values    string        `yaml:"values" json:"values,omitempty"`
-	Measure   []string      `yaml:"measure" json:"measure,omitempty"`
-	Direction string        `yaml:"direction" json:"direction,omitempty"`
-	Duration  plan.Duration `yaml:"duration" json:"duration,omitempty"` // one measurement's
-	Repeat    int           `yaml:"repeat" json:"repeat,omitempty"`
-	Size      int           `yaml:"size" json:"size,omitempty"`
-	Rate      string        `yaml:"rate" json:"rate,omitempty"`
-	CPUs      string        `yaml:"cpus" json:"cpus,omitempty"`
+	Knob      string        `yaml:"knob" json:"knob,omitempty" doc:"the tune knob swept (rings.rx, coalesce.usecs, ...) (required)"`
+	Values    string        `yaml:"values" json:"values,omitempty" doc:"its values: V1,V2,... (V1;V2;... when a value holds commas) or A..B, doubling from A (required)"`
+	Measure   []string      `yaml:"measure" json:"measure,omitempty" doc:"tcp and/or frames" default:"[tcp]"`
+	Direction string        `yaml:"direction" json:"direction,omitempty" doc:"up (the board sends) or down, for tcp" default:"up"`
+	Duration  plan.Duration `yaml:"duration" json:"duration,omitempty" doc:"one measurement's duration" default:"3s"` // one measurement's
+	Repeat    int           `yaml:"repeat" json:"repeat,omitempty" doc:"measurements of each value, 1..100 (the median is kept)" default:"1"`
+	Size      int           `yaml:"size" json:"size,omitempty" doc:"the frames' size with FCS, for frames" unit:"bytes" default:"512"`
+	Rate      string        `yaml:"rate" json:"rate,omitempty" doc:"the frames' rate, for frames" default:"1000pps"`
+	CPUs      string        `yaml:"cpus" json:"cpus,omitempty" doc:"senders and receive rings for frames, as gen's --cpus"`
 
 	values []string // each checked by tune's knob registry, as a profile holds it
 	knob   tune.KnobInfo

@@ -14,8 +14,8 @@ import (
 // Tune applies a tune profile as one transaction before the steps that measure; the run
 // reverts it after the last step (also when a step failed) unless keep is set.
 type Tune struct {
-	Profile string `yaml:"profile" json:"profile,omitempty"`
-	Keep    bool   `yaml:"keep" json:"keep,omitempty"`
+	Profile string `yaml:"profile" json:"profile,omitempty" doc:"the tune profile: a built-in name or a YAML file (required)"`
+	Keep    bool   `yaml:"keep" json:"keep,omitempty" doc:"keep the profile after the run instead of reverting it" default:"false"`
 
 	profile *tune.Profile
 }

@@ -9,19 +9,31 @@ import (
 	"time"
 
 	"github.com/zynqnet/linerate/internal/cli"
+	"github.com/zynqnet/linerate/validate"
 )
 
 func helpCommand() *cli.Command {
 	return &cli.Command{
 		Name: "help", Summary: "a command's help; with --man DIR, every manual page",
-		Usage: []string{"help [COMMAND [SUBCOMMAND]]", "help --man DIR"},
-		About: "Prints the help of a command (as 'linerate COMMAND --help' does), or the list of commands. With --man, writes the manual pages (linerate.1, linerate-COMMAND.1) into DIR; read one with 'man -l DIR/linerate-show.1'.",
+		Usage: []string{"help [COMMAND [SUBCOMMAND]]", "help plan [--markdown]", "help --man DIR"},
+		About: "Prints the help of a command (as 'linerate COMMAND --help' does), or the list of commands. 'help plan' prints the plan reference: every key of a plan and every step kind's fields, with their values, units and defaults (docs/plans.md is the same in Markdown). With --man, writes the manual pages (linerate.1, linerate-COMMAND.1) into DIR; read one with 'man -l DIR/linerate-show.1'.",
 		Examples: []cli.Example{cli.Ex("help tune", "the flags of tune"), cli.Ex("help dts overlay", "a subcommand's flags"),
+			cli.Ex("help plan", "how to write a plan: every step kind's fields"),
 			cli.Ex("help --man out/man", "what 'make man' runs")},
 		Flags: func(fs *flag.FlagSet) cli.Run {
 			man := fs.String("man", "", "write the manual pages into `DIR` (created)")
+			markdown := fs.Bool("markdown", false, "with 'help plan': the reference in Markdown, as docs/plans.md holds it")
 			return func(ctx context.Context, pos []string, std cli.IO) error {
 				a := app()
+				if len(pos) == 1 && pos[0] == "plan" {
+					if *markdown {
+						return validate.WriteReferenceMarkdown(std.Stdout)
+					}
+					return validate.WriteReference(std.Stdout)
+				}
+				if *markdown {
+					return cli.Usagef("--markdown is for 'help plan'")
+				}
 				if *man != "" {
 					if err := none(pos); err != nil {
 						return err
