@@ -33,8 +33,12 @@ const referenceIntro = `A plan is YAML: the board, the port or ports under test,
 the steps, in order. Built-in plans: %s (linerate validate NAME); a file otherwise.
 Every value is checked when the plan is read, each error naming the file and line.`
 
-// WriteReference writes the reference as text for a terminal, wrapped to 80 columns.
-func WriteReference(w io.Writer) error {
+// WriteReference writes the reference as text for a terminal, wrapped to 80 columns, or
+// in Markdown as docs/plans.md holds it.
+func WriteReference(w io.Writer, markdown bool) error {
+	if markdown {
+		return writeReferenceMarkdown(w)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "LINERATE PLANS\n\n%s", wrap(fmt.Sprintf(referenceIntro, strings.Join(BuiltinNames(), ", ")), cli.Width, ""))
 	section := func(title string, fields []plan.FieldDoc) {
@@ -61,8 +65,7 @@ func WriteReference(w io.Writer) error {
 	return err
 }
 
-// WriteReferenceMarkdown writes the reference as docs/plans.md holds it.
-func WriteReferenceMarkdown(w io.Writer) error {
+func writeReferenceMarkdown(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("# Plan reference\n\n<!-- Made by `linerate help plan --markdown` from the step kinds' field descriptions; `make docs` writes it, and `make test` fails when it is out of date. -->\n\n")
 	b.WriteString(fmt.Sprintf(referenceIntro, "`"+strings.Join(BuiltinNames(), "`, `")+"`") + "\n\nHow to write and run one: [validate.md](validate.md).\n")

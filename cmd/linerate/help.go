@@ -26,12 +26,8 @@ func helpCommand() *cli.Command {
 			return func(ctx context.Context, pos []string, std cli.IO) error {
 				a := app()
 				if len(pos) == 1 && pos[0] == "plan" {
-					if *markdown {
-						return validate.WriteReferenceMarkdown(std.Stdout)
-					}
-					return validate.WriteReference(std.Stdout)
-				}
-				if *markdown {
+					return validate.WriteReference(std.Stdout, *markdown)
+				} else if *markdown {
 					return cli.Usagef("--markdown is for 'help plan'")
 				}
 				if *man != "" {

@@ -53,10 +53,7 @@ func (f *sweepFlags) register(fs *flag.FlagSet, knob bool) {
 
 // progress is where the lines per point go: stdout, or stderr when stdout has the JSON.
 func (f *sweepFlags) progress(std cli.IO) io.Writer {
-	if f.json {
-		return std.Stderr
-	}
-	return std.Stdout
+	return map[bool]io.Writer{false: std.Stdout, true: std.Stderr}[f.json]
 }
 
 // parse checks the interface, the meters and (for knob commands) the knob's values,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -75,11 +76,7 @@ lacks is skipped with the reason, unless the profile lists it as required.`,
 // load is the profile asked for: --from-dt's, or --profile's (nil, nil: nothing to do).
 func (c *tuneConfig) load(stdout io.Writer) (*tune.Profile, error) {
 	if c.fromDT {
-		root := c.root
-		if root == "" {
-			root = "/"
-		}
-		p, err := dts.FromDT(root, c.iface)
+		p, err := dts.FromDT(cmp.Or(c.root, "/"), c.iface)
 		if errors.Is(err, dts.ErrNoDTTuning) {
 			fmt.Fprintf(stdout, "tune %s: nothing to do: %v\n", c.iface, err)
 			return nil, nil
@@ -105,12 +102,10 @@ func (c *tuneConfig) run(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if c.json {
-		if err := writeJSON(stdout, res); err != nil {
-			return err
-		}
-	} else {
+	if !c.json {
 		res.WriteText(stdout)
+	} else if err := writeJSON(stdout, res); err != nil {
+		return err
 	}
 	return res.Err
 }
