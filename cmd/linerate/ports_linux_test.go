@@ -19,25 +19,7 @@ import (
 // reflector per port: every step on both ports at once, both PASS; then one port shaped
 // to 1 Mbit/s: that port FAILs alone, named in the verdict line.
 func TestPortsInNamespaces(t *testing.T) {
-	nstest.Require(t)
-	b, st := nstest.New(t), nstest.New(t)
-	noIPv6(t, b, st)
-	for _, n := range []string{"0", "1"} {
-		b.Veth(t, "eth"+n, "st"+n, st, 1)
-		b.Exec(t, "ip", "addr", "add", "198.18.7"+n+".2/24", "dev", "eth"+n)
-		st.Exec(t, "ip", "addr", "add", "198.18.7"+n+".1/24", "dev", "st"+n)
-	}
-	srv, _, errOut := linerateIn(t, st, "station", "--listen", "198.18.70.1:8080", "--data", t.TempDir(), "--iperf3", "198.18.70.1:5201,198.18.71.1:5201",
-		"--reflect", "st0,st1", "--duration", "120s")
-	defer func() {
-		srv.Process.Signal(os.Interrupt)
-		waitOrKill(srv, 20*time.Second)
-		if t.Failed() {
-			t.Logf("station:\n%s", errOut)
-		}
-	}()
-	waitListen(st, "8080")
-	waitListen(st, "5201")
+	b, _ := portsStation(t, 2, 70, 120*time.Second)
 	plan := writePlan(t, `name: two
 board: zc702
 budget: 2m
@@ -97,6 +79,38 @@ func TestTuneAcrossPorts(t *testing.T) {
 	}
 }
 
+// portsStation is a board namespace with ports eth0..eth(n-1), each joined by a veth to
+// port stK of a station namespace, the K-th on 198.18.(net+K).0/24 (board .2, station
+// .1), where linerate station runs for d: its page at the first port's address, an
+// iperf3 server and a frame reflector on every port. The station is stopped at the
+// test's end, its log shown when the test failed.
+func portsStation(t *testing.T, n, net int, d time.Duration) (b, st *nstest.NS) {
+	t.Helper()
+	nstest.Require(t)
+	b, st = nstest.New(t), nstest.New(t)
+	noIPv6(t, b, st)
+	var servers, reflect []string
+	for i := 0; i < n; i++ {
+		sub := fmt.Sprintf("198.18.%d", net+i)
+		b.Veth(t, fmt.Sprintf("eth%d", i), fmt.Sprintf("st%d", i), st, 1)
+		b.Exec(t, "ip", "addr", "add", sub+".2/24", "dev", fmt.Sprintf("eth%d", i))
+		st.Exec(t, "ip", "addr", "add", sub+".1/24", "dev", fmt.Sprintf("st%d", i))
+		servers, reflect = append(servers, sub+".1:5201"), append(reflect, fmt.Sprintf("st%d", i))
+	}
+	srv, _, errOut := linerateIn(t, st, "station", "--listen", fmt.Sprintf("198.18.%d.1:8080", net), "--data", t.TempDir(),
+		"--iperf3", strings.Join(servers, ","), "--reflect", strings.Join(reflect, ","), "--duration", d.String())
+	t.Cleanup(func() {
+		srv.Process.Signal(os.Interrupt)
+		waitOrKill(srv, 20*time.Second)
+		if t.Failed() {
+			t.Logf("station:\n%s", errOut)
+		}
+	})
+	waitListen(st, "8080")
+	waitListen(st, "5201")
+	return b, st
+}
+
 // TestBuiltinPortPlans runs the built-in two- and four-port plans with the real step
 // kinds, every port at once, on veth against a station with a server and reflector per
 // port, in a race build of linerate: no data race, and the report holds each port's own
@@ -114,29 +128,7 @@ func TestBuiltinPortPlans(t *testing.T) {
 }
 
 func builtinPortPlan(t *testing.T, name, profile, family string, n int) {
-	nstest.Require(t)
-	b, st := nstest.New(t), nstest.New(t)
-	noIPv6(t, b, st)
-	var servers, reflect []string
-	for i := 0; i < n; i++ {
-		net := fmt.Sprintf("198.18.%d", 5+i)
-		b.Veth(t, fmt.Sprintf("eth%d", i), fmt.Sprintf("st%d", i), st, 1)
-		b.Exec(t, "ip", "addr", "add", net+".2/24", "dev", fmt.Sprintf("eth%d", i))
-		st.Exec(t, "ip", "addr", "add", net+".1/24", "dev", fmt.Sprintf("st%d", i))
-		servers, reflect = append(servers, net+".1:5201"), append(reflect, fmt.Sprintf("st%d", i))
-	}
-	data := t.TempDir()
-	srv, _, errOut := linerateIn(t, st, "station", "--listen", "198.18.5.1:8080", "--data", data, "--iperf3", strings.Join(servers, ","),
-		"--reflect", strings.Join(reflect, ","), "--duration", "300s")
-	defer func() {
-		srv.Process.Signal(os.Interrupt)
-		waitOrKill(srv, 20*time.Second)
-		if t.Failed() {
-			t.Logf("station:\n%s", errOut)
-		}
-	}()
-	waitListen(st, "8080")
-	waitListen(st, "5201")
+	b, _ := portsStation(t, n, 5, 300*time.Second)
 	text, err := validate.BuiltinText(name)
 	if err != nil {
 		t.Fatal(err)
