@@ -107,6 +107,14 @@ func (s *StepResult) checkNumbers(field string) error {
 			return fmt.Errorf("%s.measured: %w", field, err)
 		}
 	}
+	for i, l := range s.Limits {
+		if err := CheckMeasure(l.Measurement, l.Value); err != nil {
+			return fmt.Errorf("%s.limits[%d]: %w", field, i, err)
+		}
+		if err := l.Limit.Check(""); err != nil {
+			return fmt.Errorf("%s.limits[%d]: %w", field, i, err)
+		}
+	}
 	for j := range s.Attempts {
 		if err := s.Attempts[j].checkNumbers(fmt.Sprintf("%s.attempts[%d]", field, j)); err != nil {
 			return err

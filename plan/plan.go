@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -126,6 +127,55 @@ type Params interface {
 	Timeout() time.Duration
 }
 
+// Measurer is a step kind that says what it measures, each measurement with its unit
+// ("" for a count): what a plan's limits: may bound.
+type Measurer interface {
+	Measures() map[string]string
+}
+
+// Limiter is a step kind whose own thresholds are limits (min_mbps with marginal_mbps):
+// judged, and shown, as the plan's are.
+type Limiter interface {
+	Limits() []Limit
+}
+
+// Limits are every limit of the step: its kind's thresholds, then the plan's limits:.
+func (s *Step) AllLimits() []Limit {
+	var out []Limit
+	if l, ok := s.Params.(Limiter); ok {
+		out = append(out, l.Limits()...)
+	}
+	return append(out, s.Limits...)
+}
+
+// checkLimits holds the plan's limits of a step to what its kind measures and in which
+// unit.
+func (s *Step) checkLimits() error {
+	if len(s.Limits) == 0 {
+		return nil
+	}
+	m, ok := s.Params.(Measurer)
+	if !ok {
+		return fmt.Errorf("limits: a step of type %s has no measurements to bound", s.Type)
+	}
+	have := m.Measures()
+	for i := range s.Limits {
+		unit, ok := have[s.Limits[i].Measurement]
+		if !ok {
+			names := make([]string, 0, len(have))
+			for k := range have {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			return fmt.Errorf("limits: a step of type %s measures no %q (it measures %s)", s.Type, s.Limits[i].Measurement, strings.Join(names, ", "))
+		}
+		if err := s.Limits[i].Check(unit); err != nil {
+			return fmt.Errorf("limits: %v", err)
+		}
+	}
+	return nil
+}
+
 // Kinds makes a step type's Params: nil for a type it does not know. Names lists the
 // types, for the error that names an unknown one.
 type Kinds struct {
@@ -144,7 +194,10 @@ type Step struct {
 	// Sequential runs the step on one port after the other (concurrent: false); by
 	// default a step runs on every port at once, so the board is loaded as in service.
 	Sequential bool
-	Params     Params
+	// Limits are the plan's own limits of the step's measurements (limits:); Limits()
+	// adds the kind's thresholds.
+	Limits []Limit
+	Params Params
 	// Raw is the step as a report carries it, when it was read from JSON (the station
 	// has no kinds: it reads what it needs of a step with Decode).
 	Raw  json.RawMessage
@@ -158,6 +211,7 @@ type header struct {
 	Timeout    Duration `json:"timeout,omitempty"`
 	Retry      int      `json:"retry,omitempty"`
 	Concurrent *bool    `json:"concurrent,omitempty"`
+	Limits     []Limit  `json:"limits,omitempty"`
 }
 
 // MarshalJSON writes the step as one object: id, type, timeout, then its kind's fields.
@@ -169,7 +223,7 @@ func (s Step) MarshalJSON() ([]byte, error) {
 	if s.Sequential {
 		conc = new(bool)
 	}
-	h, err := json.Marshal(header{s.ID, s.Type, s.Timeout, s.Retry, conc})
+	h, err := json.Marshal(header{s.ID, s.Type, s.Timeout, s.Retry, conc, s.Limits})
 	if err != nil || s.Params == nil {
 		return h, err
 	}
@@ -192,7 +246,7 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &h); err != nil {
 		return err
 	}
-	s.ID, s.Type, s.Timeout, s.Retry = h.ID, h.Type, h.Timeout, h.Retry
+	s.ID, s.Type, s.Timeout, s.Retry, s.Limits = h.ID, h.Type, h.Timeout, h.Retry, h.Limits
 	s.Sequential = h.Concurrent != nil && !*h.Concurrent
 	s.Raw = append(json.RawMessage(nil), b...)
 	return nil
@@ -480,6 +534,17 @@ func (ps *parser) step(sn *yaml.Node, p *Plan) (Step, error) {
 			if err := v.Decode(&s.Retry); err != nil || s.Retry < 0 || s.Retry > 10 {
 				return s, ps.bad(v, "retry: %q: want how many times a failed step runs again, 0..10", v.Value)
 			}
+		case "limits":
+			if v.Kind != yaml.SequenceNode {
+				return s, ps.bad(v, "limits: want a list of {measurement, unit, low, high, marginal_low, marginal_high}")
+			}
+			for _, ln := range v.Content {
+				var l Limit
+				if err := decodeStrict(ln, &l); err != nil {
+					return s, ps.bad(ln, "limits: %s", yamlMsg(err))
+				}
+				s.Limits = append(s.Limits, l)
+			}
 		default:
 			rest = append(rest, k, v)
 		}
@@ -498,6 +563,9 @@ func (ps *parser) step(sn *yaml.Node, p *Plan) (Step, error) {
 		}
 	}
 	if err := s.Params.Check(p); err != nil {
+		return s, ps.bad(sn, "step %q: %v", s.ID, err)
+	}
+	if err := s.checkLimits(); err != nil {
 		return s, ps.bad(sn, "step %q: %v", s.ID, err)
 	}
 	if s.Timeout == 0 {

@@ -96,5 +96,18 @@ func StepFields() []FieldDoc {
 		{Key: "timeout", Type: "duration (10s, 2m)", Default: "the kind's", Doc: "how long the step may run, at most 24h: past it, it fails"},
 		{Key: "retry", Type: "integer", Default: "0", Doc: "how many times a failed step runs again, 0..10; the report keeps each attempt"},
 		{Key: "concurrent", Type: "true or false", Default: "true", Doc: "with several ports: every port at once (true) or one after the other (false)"},
+		{Key: "limits", Type: "list of limits", Doc: "limits of the step's measurements (below): a measurement outside its limit fails the step, one in its marginal band passes as marginal"},
+	}
+}
+
+// LimitFields are the keys of a limit (limits:).
+func LimitFields() []FieldDoc {
+	return []FieldDoc{
+		{Key: "measurement", Type: "text", Doc: "one of the measurements the step's kind gives (each kind's list below); required"},
+		{Key: "unit", Type: "text", Default: "the measurement's", Doc: "the measurement's unit, checked against it (Mbit/s, %, µs, s, frames/s, packets/s; none for a count)"},
+		{Key: "low", Type: "number", Doc: "the least value that passes"},
+		{Key: "high", Type: "number", Doc: "the most value that passes"},
+		{Key: "marginal_low", Type: "number", Doc: "from low up to it, a value passes as marginal"},
+		{Key: "marginal_high", Type: "number", Doc: "from it up to high, a value passes as marginal"},
 	}
 }

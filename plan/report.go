@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -31,6 +32,9 @@ type StepResult struct {
 	// ".IFACE"); a step of the whole board names its ports joined by "+", or none for
 	// every port.
 	Port string `json:"port,omitempty"`
+	// Limits are the step's measurements judged against its limits (a failed one fails
+	// the step; one in its marginal band makes the board marginal).
+	Limits []LimitResult `json:"limits,omitempty"`
 }
 
 // PortReport is one port's verdict in a multi-port report, and what its steps found
@@ -40,6 +44,8 @@ type PortReport struct {
 	MAC       string   `json:"mac"`
 	Verdict   string   `json:"verdict"`
 	Failed    []string `json:"failed"` // the plan's step ids that failed on it (the board's steps included)
+	// Marginal are the measurements of its steps in their marginal bands (FigureName).
+	Marginal []string `json:"marginal,omitempty"`
 	// MACSource says where the port's MAC came from, as its identity step found it.
 	MACSource string `json:"mac_source,omitempty"`
 	// Figures are the key figures of the port's own steps.
@@ -78,11 +84,14 @@ type Report struct {
 	Interface string `json:"interface"`
 	// Fixture is the test fixture the board ran on, as the board knows it (the plan's,
 	// validate --fixture, linerate.fixture=); the station names its own port otherwise.
-	Fixture  string             `json:"fixture,omitempty"`
-	Linerate string             `json:"linerate_version"`
-	Started  time.Time          `json:"started"`
-	Seconds  float64            `json:"seconds"`
-	Failed   []string           `json:"failed"`
+	Fixture  string    `json:"fixture,omitempty"`
+	Linerate string    `json:"linerate_version"`
+	Started  time.Time `json:"started"`
+	Seconds  float64   `json:"seconds"`
+	Failed   []string  `json:"failed"`
+	// Marginal are the measurements in their marginal bands (FigureName), of the steps
+	// that passed: a board that passes with one is marginal.
+	Marginal []string           `json:"marginal,omitempty"`
 	Figures  map[string]float64 `json:"figures"`
 	Plan     *Plan              `json:"plan"`
 	Steps    []StepResult       `json:"steps"`
@@ -136,7 +145,11 @@ func (r *Report) Check() error {
 // VerdictLine is the one line the serial console and the line read.
 func (r *Report) VerdictLine() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "LINERATE %s board=%s serial=%s mac=%s", r.Verdict, r.Board, OrDash(r.Serial), OrDash(r.MAC))
+	fmt.Fprintf(&b, "LINERATE %s", r.Verdict)
+	if len(r.Marginal) > 0 {
+		fmt.Fprintf(&b, " marginal=%s", strings.Join(r.Marginal, ","))
+	}
+	fmt.Fprintf(&b, " board=%s serial=%s mac=%s", r.Board, OrDash(r.Serial), OrDash(r.MAC))
 	for _, p := range r.Ports {
 		fmt.Fprintf(&b, " %s=%s", p.Interface, p.Verdict)
 		if len(p.Failed) > 0 {
@@ -203,6 +216,7 @@ type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
 	Time      string        `xml:"time,attr"`
+	Props     []junitProp   `xml:"properties>property,omitempty"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
 	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
@@ -225,9 +239,11 @@ type junitFailure struct {
 func (r *Report) JUnit() ([]byte, error) {
 	s := junitSuite{Name: "linerate validate " + r.Board + " " + r.Serial + " " + r.ID, Tests: len(r.Steps), Time: fmt.Sprintf("%.3f", r.Seconds),
 		Timestamp: r.Started.UTC().Format("2006-01-02T15:04:05"), Hostname: r.Serial,
-		Props: []junitProp{{"board", r.Board}, {"serial", r.Serial}, {"mac", r.MAC}, {"interface", r.Interface}, {"verdict", r.Verdict}, {"linerate", r.Linerate}, {"id", r.ID}, {"fixture", r.Fixture}}}
+		Props: []junitProp{{"board", r.Board}, {"serial", r.Serial}, {"mac", r.MAC}, {"interface", r.Interface}, {"verdict", r.Verdict}, {"linerate", r.Linerate}, {"id", r.ID}, {"fixture", r.Fixture},
+			{"marginal", strings.Join(r.Marginal, ",")}}}
 	for _, st := range r.Steps {
-		c := junitCase{Name: st.ID + " [" + r.Serial + "]", Classname: "linerate." + r.Board + "." + st.Type, Time: fmt.Sprintf("%.3f", st.Seconds), SystemOut: st.Summary}
+		c := junitCase{Name: st.ID + " [" + r.Serial + "]", Classname: "linerate." + r.Board + "." + st.Type, Time: fmt.Sprintf("%.3f", st.Seconds), SystemOut: st.Summary,
+			Props: measurementProps(st)}
 		if st.Skipped {
 			s.Skipped++
 			c.Skipped = &junitSkipped{Message: st.Summary}
@@ -247,6 +263,39 @@ func (r *Report) JUnit() ([]byte, error) {
 		return nil, err
 	}
 	return append([]byte(xml.Header), append(b, '\n')...), nil
+}
+
+// measurementProps are a step's measurements as JUnit properties, one each: named as the
+// verdict line names figures (FigureName), the value with its unit, and its limit and
+// status where it has one ("941.2 Mbit/s, limit 930.. Mbit/s (marginal below 940):
+// pass").
+func measurementProps(st StepResult) []junitProp {
+	limits := map[string]LimitResult{}
+	for _, l := range st.Limits {
+		limits[l.Measurement] = l
+	}
+	keys := make([]string, 0, len(st.Measured))
+	for k := range st.Measured {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []junitProp
+	for _, k := range keys {
+		v := strconv.FormatFloat(st.Measured[k], 'g', -1, 64)
+		l, limited := limits[k]
+		unit := l.Unit
+		if !limited {
+			_, _, unit = MeasureRange(k)
+		}
+		if unit != "" {
+			v += " " + unit
+		}
+		if limited {
+			v += ", limit " + l.Limit.String() + ": " + l.Status
+		}
+		out = append(out, junitProp{FigureName(st.ID, k), v})
+	}
+	return out
 }
 
 // MaxLongText bounds a step's summary and reason, and a string in its detail: what a

@@ -20,11 +20,13 @@ import (
 // day, how many passed their first test (first-pass yield) and how many passed in the
 // end, retests included (final yield).
 type Yield struct {
-	Board       string  `json:"board"`
-	Day         string  `json:"day"` // YYYY-MM-DD, the station's local time
-	Tested      int     `json:"tested"`
-	Passed      int     `json:"passed"` // at the first test
-	Pct         float64 `json:"pct"`
+	Board  string  `json:"board"`
+	Day    string  `json:"day"` // YYYY-MM-DD, the station's local time
+	Tested int     `json:"tested"`
+	Passed int     `json:"passed"` // at the first test
+	Pct    float64 `json:"pct"`
+	// Marginal are those of Passed that passed as marginal: a measurement in its band.
+	Marginal    int     `json:"marginal"`
 	FinalPassed int     `json:"final_passed"` // by their last test
 	FinalPct    float64 `json:"final_pct"`
 }
@@ -49,6 +51,9 @@ func yields(rows []*row) []Yield {
 		y.Tested++
 		if x.Verdict == "PASS" {
 			y.Passed++
+			if x.Marginal {
+				y.Marginal++
+			}
 		}
 		if x.FinalPass {
 			y.FinalPassed++

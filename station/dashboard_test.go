@@ -28,7 +28,11 @@ func TestYieldsAndPareto(t *testing.T) {
 	for _, r := range []*record{
 		s("zc702", "A", "FAIL", day, "tcp-up", "frames"),
 		s("zc702", "A", "PASS", day.Add(time.Hour)), // a retest: A failed its first test, passed in the end
-		s("zc702", "B", "PASS", day.Add(2*time.Hour)),
+		func() *record {
+			r := s("zc702", "B", "PASS", day.Add(2*time.Hour))
+			r.Marginal = []string{"tcp-up_mbps"}
+			return r
+		}(), // passed in a band
 		s("zc702", "E", "FAIL", day.Add(2*time.Hour), "frames"),
 		s("zc702", "C", "FAIL", day.Add(25*time.Hour), "tcp-up"),
 		s("zcu102", "D", "PASS", day.Add(3*time.Hour)),
@@ -37,7 +41,7 @@ func TestYieldsAndPareto(t *testing.T) {
 	}
 	list := filterRows(x.rows, map[string]string{})
 	got := yields(list)
-	want := []Yield{{"zc702", "2026-12-01", 1, 0, 0, 0, 0}, {"zc702", "2026-11-30", 3, 1, 100.0 / 3, 2, 200.0 / 3}, {"zcu102", "2026-11-30", 1, 1, 100, 1, 100}}
+	want := []Yield{{"zc702", "2026-12-01", 1, 0, 0, 0, 0, 0}, {"zc702", "2026-11-30", 3, 1, 100.0 / 3, 1, 2, 200.0 / 3}, {"zcu102", "2026-11-30", 1, 1, 100, 0, 1, 100}}
 	if len(got) != len(want) {
 		t.Fatalf("yield %+v", got)
 	}

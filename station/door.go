@@ -331,8 +331,13 @@ func checkSteps(steps []plan.StepResult) error {
 				return fmt.Errorf("step %s: an earlier attempt is a failed run of the step, with no attempts of its own", s.ID)
 			}
 		}
-		if len(s.Measured) > MaxMeasured {
-			return fmt.Errorf("step %s: %d measurements, at most %d", s.ID, len(s.Measured), MaxMeasured)
+		if len(s.Measured) > MaxMeasured || len(s.Limits) > MaxMeasured {
+			return fmt.Errorf("step %s: %d measurements and %d limits, at most %d each", s.ID, len(s.Measured), len(s.Limits), MaxMeasured)
+		}
+		for _, l := range s.Limits {
+			if len(l.Measurement) > MaxText || !plain(l.Measurement) || len(l.Unit) > MaxText || !plain(l.Unit) {
+				return fmt.Errorf("step %s: a limit's measurement and unit: want at most %d characters without control characters", s.ID, MaxText)
+			}
 		}
 	}
 	return nil

@@ -19,7 +19,7 @@ type row struct {
 	Day                                      int32 // YYYYMMDD of Received, the station's local time
 	Seconds                                  float64
 	Attempt                                  int
-	Dup                                      bool
+	Dup, Marginal                            bool
 	TCPUp, TCPDown                           float64 // NaN: none measured
 	Steps                                    []stepTime
 	// First says this is its serial's first report (of its board type); on a first,
@@ -108,7 +108,7 @@ func (x *index) add(rec *record) (*row, bool) {
 		return nil, false
 	}
 	r := row{ID: rec.ID, Board: x.in(rec.Board), Serial: rec.Serial, MAC: rec.MAC, Verdict: x.in(rec.Verdict), Fixture: x.in(rec.Fixture),
-		Received: rec.Received, Day: dayOf(rec.Received), Seconds: rec.Seconds, Attempt: rec.Attempt, Dup: len(rec.DuplicateMAC) > 0,
+		Received: rec.Received, Day: dayOf(rec.Received), Seconds: rec.Seconds, Attempt: rec.Attempt, Dup: len(rec.DuplicateMAC) > 0, Marginal: len(rec.Marginal) > 0,
 		TCPUp: math.NaN(), TCPDown: math.NaN()}
 	for _, f := range rec.Failed {
 		r.Failed = append(r.Failed, x.in(f))

@@ -46,6 +46,7 @@ td.n,th.n{text-align:right;white-space:nowrap}
 .nw{white-space:nowrap}
 .PASS{color:#fff;background:#2e7d32;padding:.1em .5em;border-radius:3px;font-weight:bold}
 .FAIL{color:#fff;background:#c62828;padding:.1em .5em;border-radius:3px;font-weight:bold}
+.marginal{color:#000;background:#ffb300;padding:.1em .5em;border-radius:3px;font-weight:bold}
 .lost{color:#fff;background:#c62828;padding:.1em .5em;border-radius:3px}
 .testing{color:#fff;background:#1565c0;padding:.1em .5em;border-radius:3px}
 tr.dup td.mac{color:#c62828;font-weight:bold}
@@ -85,8 +86,8 @@ table.small{width:auto}
 </form>
 <div class="chart">{{.Chart}}</div>
 <div class="views">
-<div><h2>Yield</h2>{{if .Yield}}<table class="small"><tr><th>day</th><th>board</th><th class="n">first tested</th><th class="n">passed first time</th><th class="n">first-pass yield</th><th class="n">final yield</th></tr>
-{{range .Yield}}<tr><td class="nw">{{.Day}}</td><td>{{.Board}}</td><td class="n">{{.Tested}}</td><td class="n">{{.Passed}}</td><td class="n">{{pct .Pct}}</td><td class="n">{{pct .FinalPct}}</td></tr>{{end}}</table>{{else}}<p>No reports.</p>{{end}}</div>
+<div><h2>Yield</h2>{{if .Yield}}<table class="small"><tr><th>day</th><th>board</th><th class="n">first tested</th><th class="n">passed first time</th><th class="n">first-pass yield</th><th class="n">marginal</th><th class="n">final yield</th></tr>
+{{range .Yield}}<tr><td class="nw">{{.Day}}</td><td>{{.Board}}</td><td class="n">{{.Tested}}</td><td class="n">{{.Passed}}</td><td class="n">{{pct .Pct}}</td><td class="n">{{.Marginal}}</td><td class="n">{{pct .FinalPct}}</td></tr>{{end}}</table>{{else}}<p>No reports.</p>{{end}}</div>
 {{if .PortYield}}<div><h2>Per-port yield</h2><table class="small"><tr><th>board</th><th>port</th><th class="n">boards</th><th class="n">passed first time</th><th class="n">yield</th></tr>
 {{range .PortYield}}<tr><td>{{.Board}}</td><td>{{.Port}}</td><td class="n">{{.Tested}}</td><td class="n">{{.Passed}}</td><td class="n">{{pct .Pct}}</td></tr>{{end}}</table></div>{{end}}
 <div><h2>Failing steps (Pareto)</h2>{{if .Pareto}}<table class="small"><tr><th>failing step</th><th class="n">failures</th><th></th><th class="n">cumulative</th></tr>
@@ -98,7 +99,7 @@ table.small{width:auto}
 {{range .Steps}}<tr><td>{{.Step}}</td><td class="n">{{.Runs}}</td><td class="n">{{secs .Median}}</td><td class="n">{{secs .P90}}</td></tr>{{end}}</table></div>
 </div>
 <table id="reports"><thead><tr><th>received</th><th>board</th><th>serial</th><th>MAC</th><th class="n">attempt</th><th>fixture</th><th>verdict</th><th>failed steps</th><th>key figures</th><th class="n">time</th><th>reports</th></tr></thead><tbody>
-{{range .Rows}}<tr{{if .DuplicateMAC}} class="dup"{{end}} data-text="{{.Serial}} {{.MAC}} {{.ID}} {{.Board}} {{.Fixture}}"><td class="nw">{{when .Received}}</td><td>{{.Board}}</td><td>{{.Serial}}</td><td class="mac"{{if .DuplicateMAC}} title="{{dupOf .DuplicateMAC}}"{{end}}>{{.MAC}}{{if .DuplicateMAC}} (duplicate){{end}}</td><td class="n">{{.Attempt}}</td><td>{{.Fixture}}</td><td><span class="{{.Verdict}}">{{.Verdict}}</span>{{range .Ports}} <span class="nw">{{.Interface}}&nbsp;<span class="{{.Verdict}}">{{.Verdict}}</span></span>{{end}}</td><td>{{join .Failed}}</td><td class="figs">{{range figs .Figures}}<span>{{.}}</span> {{end}}</td><td class="n">{{secs .Seconds}}</td><td class="nw"><a href="/reports/{{.ID}}">report</a> <a href="/api/reports/{{.ID}}">JSON</a> <a href="/api/reports/{{.ID}}/junit.xml">JUnit</a>{{$id := .ID}}{{range .Sweeps}} <a href="/api/reports/{{$id}}/sweep/{{.}}.svg">{{.}} chart</a>{{end}}</td></tr>
+{{range .Rows}}<tr{{if .DuplicateMAC}} class="dup"{{end}} data-text="{{.Serial}} {{.MAC}} {{.ID}} {{.Board}} {{.Fixture}}"><td class="nw">{{when .Received}}</td><td>{{.Board}}</td><td>{{.Serial}}</td><td class="mac"{{if .DuplicateMAC}} title="{{dupOf .DuplicateMAC}}"{{end}}>{{.MAC}}{{if .DuplicateMAC}} (duplicate){{end}}</td><td class="n">{{.Attempt}}</td><td>{{.Fixture}}</td><td><span class="{{.Verdict}}">{{.Verdict}}</span>{{if .Marginal}} <span class="marginal" title="{{join .Marginal}}">marginal</span>{{end}}{{range .Ports}} <span class="nw">{{.Interface}}&nbsp;<span class="{{.Verdict}}">{{.Verdict}}</span></span>{{end}}</td><td>{{join .Failed}}</td><td class="figs">{{range figs .Figures}}<span>{{.}}</span> {{end}}</td><td class="n">{{secs .Seconds}}</td><td class="nw"><a href="/reports/{{.ID}}">report</a> <a href="/api/reports/{{.ID}}">JSON</a> <a href="/api/reports/{{.ID}}/junit.xml">JUnit</a>{{$id := .ID}}{{range .Sweeps}} <a href="/api/reports/{{$id}}/sweep/{{.}}.svg">{{.}} chart</a>{{end}}</td></tr>
 {{else}}<tr><td colspan="11">no reports{{if .Total}} match the filter{{end}}</td></tr>{{end}}
 </tbody></table>
 {{if gt .Selected (len .Rows)}}<p>The newest {{len .Rows}} of {{.Selected}}: <a href="/?{{.QS}}&amp;limit={{.More}}">show {{.More}}</a>, or the CSV for all.</p>{{end}}

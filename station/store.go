@@ -118,6 +118,8 @@ type Summary struct {
 	TCP map[string]float64 `json:"tcp_mbps,omitempty"`
 	// Ports are the verdicts port by port of a multi-port report.
 	Ports []PortVerdict `json:"ports,omitempty"`
+	// Marginal are the measurements in their marginal bands (plan.FigureName).
+	Marginal []string `json:"marginal,omitempty"`
 	// Attempt and DuplicateMAC are the board's history when the report came (Stored).
 	Attempt      int      `json:"attempt"`
 	DuplicateMAC []MACUse `json:"duplicate_mac,omitempty"`
@@ -151,7 +153,7 @@ func recordOf(r *plan.Report, received time.Time, meta Meta, st Stored) record {
 		meta.Fixture = r.Fixture
 	}
 	rec := record{Summary: Summary{ID: r.ID, Board: r.Board, Model: r.Model, Serial: r.Serial, MAC: r.MAC, Verdict: r.Verdict,
-		Failed: r.Failed, Figures: r.Figures, Started: r.Started, Seconds: r.Seconds, Received: received.UTC(), Sweeps: sweepSteps(r.Steps),
+		Failed: r.Failed, Marginal: r.Marginal, Figures: r.Figures, Started: r.Started, Seconds: r.Seconds, Received: received.UTC(), Sweeps: sweepSteps(r.Steps),
 		Attempt: st.Attempt, DuplicateMAC: st.DuplicateMAC, Meta: meta}}
 	for _, p := range r.Ports {
 		rec.Ports = append(rec.Ports, PortVerdict{Interface: p.Interface, Verdict: p.Verdict, Failed: p.Failed})

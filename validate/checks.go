@@ -55,16 +55,20 @@ var thresholdRanges = map[string]struct {
 	min, max float64
 	unit     string
 }{
-	"min_mbps":           {0, 1e6, "Mbit/s"},
-	"max_loss_pct":       {0, 100, "%"},
-	"max_p99_us":         {0, 60e6, "µs"},
-	"min_throughput_pct": {0, 100, "%"},
+	"min_mbps":                {0, 1e6, "Mbit/s"},
+	"max_loss_pct":            {0, 100, "%"},
+	"max_p99_us":              {0, 60e6, "µs"},
+	"min_throughput_pct":      {0, 100, "%"},
+	"marginal_mbps":           {0, 1e6, "Mbit/s"},
+	"marginal_loss_pct":       {0, 100, "%"},
+	"marginal_p99_us":         {0, 60e6, "µs"},
+	"marginal_throughput_pct": {0, 100, "%"},
 }
 
 // checkThresholds refuses a given threshold that is not finite or not within what its
 // step can measure.
 func checkThresholds(ts map[string]*float64) error {
-	for _, name := range []string{"min_mbps", "max_loss_pct", "max_p99_us", "min_throughput_pct"} {
+	for _, name := range []string{"min_mbps", "max_loss_pct", "max_p99_us", "min_throughput_pct", "marginal_mbps", "marginal_loss_pct", "marginal_p99_us", "marginal_throughput_pct"} {
 		v, r := ts[name], thresholdRanges[name]
 		if v != nil && (math.IsNaN(*v) || *v < r.min || *v > r.max) {
 			return fmt.Errorf("%s %v: out of range, want %g..%g %s", name, *v, r.min, r.max, r.unit)
@@ -78,4 +82,21 @@ func deref(p *float64) float64 {
 		return 0
 	}
 	return *p
+}
+
+// checkBands refuses a marginal band without the threshold it lies inside (orphans: a
+// field given that says so), and a band outside its threshold (the limit's own check).
+func checkBands(limits []plan.Limit, orphans map[string]bool) error {
+	for _, name := range []string{"marginal_mbps", "marginal_retransmits", "marginal_loss_pct", "marginal_p99_us", "marginal_throughput_pct"} {
+		if orphans[name] {
+			return fmt.Errorf("%s: a marginal band needs the threshold it lies inside (%s)", name, map[string]string{"marginal_mbps": "min_mbps",
+				"marginal_retransmits": "max_retransmits", "marginal_loss_pct": "max_loss_pct", "marginal_p99_us": "max_p99_us", "marginal_throughput_pct": "min_throughput_pct"}[name])
+		}
+	}
+	for i := range limits {
+		if err := limits[i].Check(limits[i].Unit); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -15,12 +15,15 @@ import (
 // Frames sends test frames through the station's reflector and counts them back: loss
 // and round-trip p99 at a rate, or with min_throughput_pct an RFC 2544 throughput search.
 type Frames struct {
-	Size             int           `yaml:"size" json:"size,omitempty" doc:"frame size with FCS, 64..9018" unit:"bytes" default:"512"`
-	Rate             string        `yaml:"rate" json:"rate,omitempty" doc:"10%, 50Mbit or 5000pps (required without min_throughput_pct)"`
-	Duration         plan.Duration `yaml:"duration" json:"duration,omitempty" doc:"how long frames are sent" default:"5s"`
-	MaxLossPct       *float64      `yaml:"max_loss_pct" json:"max_loss_pct,omitempty" doc:"the most loss that passes" unit:"%"`
-	MaxP99US         *float64      `yaml:"max_p99_us" json:"max_p99_us,omitempty" doc:"the highest round-trip p99 latency that passes" unit:"µs"`
-	MinThroughputPct *float64      `yaml:"min_throughput_pct" json:"min_throughput_pct,omitempty" doc:"run the RFC 2544 throughput search instead; the least share of line rate that passes" unit:"%"` // RFC 2544 throughput instead
+	Size                  int           `yaml:"size" json:"size,omitempty" doc:"frame size with FCS, 64..9018" unit:"bytes" default:"512"`
+	Rate                  string        `yaml:"rate" json:"rate,omitempty" doc:"10%, 50Mbit or 5000pps (required without min_throughput_pct)"`
+	Duration              plan.Duration `yaml:"duration" json:"duration,omitempty" doc:"how long frames are sent" default:"5s"`
+	MaxLossPct            *float64      `yaml:"max_loss_pct" json:"max_loss_pct,omitempty" doc:"the most loss that passes" unit:"%"`
+	MaxP99US              *float64      `yaml:"max_p99_us" json:"max_p99_us,omitempty" doc:"the highest round-trip p99 latency that passes" unit:"µs"`
+	MarginalLossPct       *float64      `yaml:"marginal_loss_pct" json:"marginal_loss_pct,omitempty" doc:"the edge of max_loss_pct's marginal band: from it up to max_loss_pct passes as marginal" unit:"%"`
+	MarginalP99US         *float64      `yaml:"marginal_p99_us" json:"marginal_p99_us,omitempty" doc:"the edge of max_p99_us's marginal band: from it up to max_p99_us passes as marginal" unit:"µs"`
+	MarginalThroughputPct *float64      `yaml:"marginal_throughput_pct" json:"marginal_throughput_pct,omitempty" doc:"the edge of min_throughput_pct's marginal band: from min_throughput_pct up to it passes as marginal" unit:"%"`
+	MinThroughputPct      *float64      `yaml:"min_throughput_pct" json:"min_throughput_pct,omitempty" doc:"run the RFC 2544 throughput search instead; the least share of line rate that passes" unit:"%"` // RFC 2544 throughput instead
 	// CPUs: senders and receive rings, as gen's --cpus (a count or all); empty: one
 	CPUs string `yaml:"cpus" json:"cpus,omitempty" doc:"senders and receive rings, as gen's --cpus: a count or all (none: one, not pinned)"`
 	// HWTimestamps: latency from the NIC's hardware stamps where the port has them
@@ -50,7 +53,13 @@ func (s *Frames) Check(p *plan.Plan) error {
 			return fmt.Errorf("frames step needs a threshold: max_loss_pct and/or max_p99_us")
 		}
 	}
-	if err := checkThresholds(map[string]*float64{"max_loss_pct": s.MaxLossPct, "max_p99_us": s.MaxP99US, "min_throughput_pct": s.MinThroughputPct}); err != nil {
+	if err := checkThresholds(map[string]*float64{"max_loss_pct": s.MaxLossPct, "max_p99_us": s.MaxP99US, "min_throughput_pct": s.MinThroughputPct,
+		"marginal_loss_pct": s.MarginalLossPct, "marginal_p99_us": s.MarginalP99US, "marginal_throughput_pct": s.MarginalThroughputPct}); err != nil {
+		return err
+	}
+	search := s.MinThroughputPct != nil
+	if err := checkBands(s.Limits(), map[string]bool{"marginal_loss_pct": s.MarginalLossPct != nil && (s.MaxLossPct == nil || search),
+		"marginal_p99_us": s.MarginalP99US != nil && (s.MaxP99US == nil || search), "marginal_throughput_pct": s.MarginalThroughputPct != nil && !search}); err != nil {
 		return err
 	}
 	var err error

@@ -13,14 +13,17 @@ import (
 // Iperf3 measures TCP or UDP throughput against the station's iperf3 server, with
 // linerate's own client (stock iperf3 or linerate's server is the peer).
 type Iperf3 struct {
-	Protocol       string        `yaml:"protocol" json:"protocol,omitempty" doc:"tcp or udp" default:"tcp"`                    // tcp or udp
-	Direction      string        `yaml:"direction" json:"direction,omitempty" doc:"up (the board sends) or down" default:"up"` // up (board sends) or down
-	Duration       plan.Duration `yaml:"duration" json:"duration,omitempty" doc:"how long the test runs" default:"5s"`
-	Streams        int           `yaml:"streams" json:"streams,omitempty" doc:"parallel streams, 1..128" default:"1"`
-	Bandwidth      string        `yaml:"bandwidth" json:"bandwidth,omitempty" doc:"the rate as iperf3's -b takes it: UDP's (required for UDP), a pace for TCP" unit:"bit/s"` // UDP's rate, TCP's pace: iperf3's -b
-	MinMbps        *float64      `yaml:"min_mbps" json:"min_mbps,omitempty" doc:"the least throughput that passes (required)" unit:"Mbit/s"`
-	MaxRetransmits *int          `yaml:"max_retransmits" json:"max_retransmits,omitempty" doc:"the most TCP retransmits that pass" unit:"segments"`
-	MaxLossPct     *float64      `yaml:"max_loss_pct" json:"max_loss_pct,omitempty" doc:"the most UDP loss that passes (required for UDP)" unit:"%"`
+	Protocol            string        `yaml:"protocol" json:"protocol,omitempty" doc:"tcp or udp" default:"tcp"`                    // tcp or udp
+	Direction           string        `yaml:"direction" json:"direction,omitempty" doc:"up (the board sends) or down" default:"up"` // up (board sends) or down
+	Duration            plan.Duration `yaml:"duration" json:"duration,omitempty" doc:"how long the test runs" default:"5s"`
+	Streams             int           `yaml:"streams" json:"streams,omitempty" doc:"parallel streams, 1..128" default:"1"`
+	Bandwidth           string        `yaml:"bandwidth" json:"bandwidth,omitempty" doc:"the rate as iperf3's -b takes it: UDP's (required for UDP), a pace for TCP" unit:"bit/s"` // UDP's rate, TCP's pace: iperf3's -b
+	MinMbps             *float64      `yaml:"min_mbps" json:"min_mbps,omitempty" doc:"the least throughput that passes (required)" unit:"Mbit/s"`
+	MaxRetransmits      *int          `yaml:"max_retransmits" json:"max_retransmits,omitempty" doc:"the most TCP retransmits that pass" unit:"segments"`
+	MarginalMbps        *float64      `yaml:"marginal_mbps" json:"marginal_mbps,omitempty" doc:"the edge of min_mbps's marginal band: from min_mbps up to it passes as marginal" unit:"Mbit/s"`
+	MarginalRetransmits *int          `yaml:"marginal_retransmits" json:"marginal_retransmits,omitempty" doc:"the edge of max_retransmits's marginal band: from it up to max_retransmits passes as marginal" unit:"segments"`
+	MarginalLossPct     *float64      `yaml:"marginal_loss_pct" json:"marginal_loss_pct,omitempty" doc:"the edge of max_loss_pct's marginal band: from it up to max_loss_pct passes as marginal" unit:"%"`
+	MaxLossPct          *float64      `yaml:"max_loss_pct" json:"max_loss_pct,omitempty" doc:"the most UDP loss that passes (required for UDP)" unit:"%"`
 
 	bandwidth uint64 // bit/s
 }
@@ -71,7 +74,11 @@ func (s *Iperf3) Check(p *plan.Plan) error {
 	if s.MaxRetransmits != nil && *s.MaxRetransmits < 0 {
 		return fmt.Errorf("max_retransmits %d: want 0 or more", *s.MaxRetransmits)
 	}
-	return checkThresholds(map[string]*float64{"min_mbps": s.MinMbps, "max_loss_pct": s.MaxLossPct})
+	if err := checkThresholds(map[string]*float64{"min_mbps": s.MinMbps, "max_loss_pct": s.MaxLossPct, "marginal_mbps": s.MarginalMbps, "marginal_loss_pct": s.MarginalLossPct}); err != nil {
+		return err
+	}
+	return checkBands(s.Limits(), map[string]bool{"marginal_retransmits": s.MarginalRetransmits != nil && s.MaxRetransmits == nil,
+		"marginal_mbps": s.MarginalMbps != nil && s.MinMbps == nil, "marginal_loss_pct": s.MarginalLossPct != nil && (s.MaxLossPct == nil || s.Protocol != "udp")})
 }
 
 // Timeout: the test, its connection and settling.

@@ -3,6 +3,8 @@ package validate
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/zynqnet/linerate/internal/cli"
@@ -17,7 +19,9 @@ import (
 // KindDoc is a step kind as the reference shows it.
 type KindDoc struct {
 	Name, About string
-	Fields      []plan.FieldDoc
+	// Measures are the measurements a plan's limits may bound, with their units.
+	Measures string
+	Fields   []plan.FieldDoc
 }
 
 // KindDocs are the step kinds, in the registry's order.
@@ -25,6 +29,16 @@ func KindDocs() []KindDoc {
 	out := make([]KindDoc, len(kinds))
 	for i, k := range kinds {
 		out[i] = KindDoc{Name: k.name, About: k.about, Fields: plan.Fields(k.new())}
+		if m, ok := k.new().(plan.Measurer); ok {
+			var l []string
+			for _, name := range slices.Sorted(maps.Keys(m.Measures())) {
+				if u := m.Measures()[name]; u != "" {
+					name += " (" + u + ")"
+				}
+				l = append(l, name)
+			}
+			out[i].Measures = strings.Join(l, ", ")
+		}
 	}
 	return out
 }
@@ -51,8 +65,12 @@ func WriteReference(w io.Writer, markdown bool) error {
 	section("PLAN KEYS", plan.PlanFields())
 	section("STATION KEYS (station:, or a port's own)", plan.StationFields())
 	section("EVERY STEP", plan.StepFields())
+	section("A LIMIT (limits:)", plan.LimitFields())
 	for _, k := range KindDocs() {
 		b.WriteString("\nSTEP TYPE " + k.Name + "\n" + wrap(k.About, cli.Width, "  "))
+		if k.Measures != "" {
+			b.WriteString(wrap("Measures: "+k.Measures+".", cli.Width, "  "))
+		}
 		if len(k.Fields) == 0 {
 			b.WriteString("  (no fields of its own)\n")
 		}
@@ -78,8 +96,12 @@ func writeReferenceMarkdown(w io.Writer) error {
 	table("Plan keys", plan.PlanFields())
 	table("Station keys (`station:`, or a port's own)", plan.StationFields())
 	table("Every step", plan.StepFields())
+	table("A limit (`limits:`)", plan.LimitFields())
 	for _, k := range KindDocs() {
 		b.WriteString("\n## Step type `" + k.Name + "`\n\n" + k.About + "\n")
+		if k.Measures != "" {
+			b.WriteString("\nMeasures: " + k.Measures + ".\n")
+		}
 		if len(k.Fields) == 0 {
 			b.WriteString("\nNo fields of its own.\n")
 			continue

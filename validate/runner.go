@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -230,6 +231,7 @@ func (r *Runner) attempt(budget context.Context, i int, s *plan.Step, t target, 
 			res.Summary = err.Error()
 		}
 	}
+	judgeLimits(&res, s.AllLimits())
 	if o.Detail != nil {
 		if b, jerr := json.Marshal(o.Detail); jerr == nil {
 			res.Detail = b
@@ -247,6 +249,9 @@ func (r *Runner) attempt(budget context.Context, i int, s *plan.Step, t target, 
 		word = "FAIL"
 	case res.Skipped:
 		word = "SKIP"
+	case marginalText(res) != "":
+		word = "PASS"
+		res.Summary += " [marginal: " + marginalText(res) + "]"
 	}
 	line := res.Summary
 	if !res.Pass && res.Reason != "" && res.Reason != res.Summary {
@@ -290,6 +295,32 @@ func runOne(ctx context.Context, fn StepFunc, s *plan.Step, port int, grace time
 	case <-time.After(grace):
 		return Outcome{}, fmt.Errorf("timed out after %v and did not stop; left behind", s.Timeout.D())
 	}
+}
+
+// judgeLimits judges the step's measurements against its limits (its kind's thresholds
+// and the plan's limits:): one outside fails the step, with the reason when the kind
+// gave none.
+func judgeLimits(res *plan.StepResult, limits []plan.Limit) {
+	res.Limits = plan.JudgeLimits(limits, res.Measured)
+	for _, l := range res.Limits {
+		if l.Status != plan.LimitFail || !res.Pass && res.Reason != "" {
+			continue
+		}
+		res.Pass, res.Skipped = false, false
+		res.Reason = fmt.Sprintf("%s %g outside its limit %s", l.Measurement, l.Value, l.Limit)
+	}
+}
+
+// marginalText names the step's measurements in their marginal bands, with their values
+// and limits ("" for none).
+func marginalText(res plan.StepResult) string {
+	var out []string
+	for _, l := range res.Limits {
+		if l.Status == plan.LimitMarginal {
+			out = append(out, fmt.Sprintf("%s %g in %s", l.Measurement, l.Value, l.Limit))
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // orDash is s, or "-" when it is empty.
