@@ -18,8 +18,8 @@ type Identity struct {
 	// SoC's (ZynqMP's eFuse DNA through soc0); "" if none.
 	Serial, SerialSource string
 	// Fixture is the kernel command line's linerate.fixture= ("" none): the test
-	// fixture a line's boot set-up puts the board on.
-	Fixture string
+	// fixture a line's boot set-up puts the board on; Operator its linerate.operator=.
+	Fixture, Operator string
 }
 
 // Serial sources, in the order they are taken.
@@ -41,6 +41,9 @@ func ReadIdentity(root string) Identity {
 	for _, w := range strings.Fields(readString(root, "proc/cmdline")) {
 		if v, ok := strings.CutPrefix(w, "linerate.fixture="); ok && v != "" {
 			id.Fixture = v
+		}
+		if v, ok := strings.CutPrefix(w, "linerate.operator="); ok && v != "" {
+			id.Operator = v
 		}
 	}
 	for _, w := range strings.Fields(readString(root, "proc/cmdline")) {

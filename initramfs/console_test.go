@@ -1,6 +1,9 @@
 package initramfs_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +17,9 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/zynqnet/linerate/plan"
+	"github.com/zynqnet/linerate/station"
 )
 
 // TestConsole drives the emulated board's serial console as an operator does: board-up
@@ -321,17 +327,22 @@ func (c *console) typeLine(line string) {
 	c.pty.Write([]byte("\r"))
 }
 
-// TestOperatorPrompt: the tester image with linerate.prompt=serial asks the operator for
-// the serial at the console before the validate job; a serial off the plan's
-// serial_pattern is asked again, the one that fits goes into the verdict line and the
-// report.
+// TestOperatorPrompt: the tester image with linerate.prompt=operator,serial asks the
+// operator for their id and the board's serial at the console before the validate job; a
+// serial off the plan's serial_pattern is asked again, the one that fits goes into the
+// verdict line and the report. The report the station stores says what produced it: the
+// image's build (the build file make image wrote into it), the running kernel, the
+// plan's hash, the operator.
 func TestOperatorPrompt(t *testing.T) {
 	need(t)
 	script(t, 30*time.Minute, "build-image", "zc702")
-	c := startConsole(t, "zc702", "--job", "validate", "--plan", "qemu-zc702", "--peer", "station", "--station-data", filepath.Join(t.TempDir(), "station"),
-		"--timeout", "400", "--append", "linerate.prompt=serial")
-	const ask = "scan or type the board's serial, then Enter: "
-	at := c.waitFor(t, 0, ask, 180*time.Second)
+	data := filepath.Join(t.TempDir(), "station")
+	c := startConsole(t, "zc702", "--job", "validate", "--plan", "qemu-zc702", "--peer", "station", "--station-data", data,
+		"--timeout", "400", "--append", "linerate.prompt=operator,serial")
+	const askOp, ask = "scan or type your operator id, then Enter: ", "scan or type the board's serial, then Enter: "
+	at := c.waitFor(t, 0, askOp, 180*time.Second)
+	c.typeLine("ann-7")
+	at = c.waitFor(t, at, ask, 60*time.Second)
 	c.typeLine("ab") // too short for the plan's serial_pattern
 	at = c.waitFor(t, at, `"ab" does not match the plan's serial_pattern; again`, 60*time.Second)
 	at = c.waitFor(t, at, ask, 30*time.Second)
@@ -343,6 +354,40 @@ func TestOperatorPrompt(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Error("the board did not end after its validate job")
 	}
+	checkTrace(t, data, "zc702", "ann-7")
+}
+
+// checkTrace reads the one report the station stored in data and holds what it says
+// produced it to the image make image built for board.
+func checkTrace(t *testing.T, data, board, operator string) {
+	t.Helper()
+	var build plan.Build
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "out", "linerate-"+board+".build.json"))
+	if err != nil || json.Unmarshal(b, &build) != nil || build.ID == "" {
+		t.Fatalf("the image's build file: %v %s", err, b)
+	}
+	st, err := station.OpenBolt(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	list, err := st.List()
+	if err != nil || len(list) != 1 {
+		t.Fatalf("stored: %d reports, %v", len(list), err)
+	}
+	body, err := st.Get(list[0].ID)
+	var r plan.Report
+	if err != nil || json.Unmarshal(body, &r) != nil {
+		t.Fatalf("report %s: %v", list[0].ID, err)
+	}
+	text, _ := os.ReadFile(filepath.Join(repoRoot(t), "validate", "plans", "qemu-"+board+".yaml"))
+	sum := sha256.Sum256(text)
+	if r.Build == nil || *r.Build != build || r.Operator != operator || r.PlanSHA256 != hex.EncodeToString(sum[:]) || !strings.HasPrefix(r.Kernel, "6.1.") ||
+		r.UBoot != "" || r.Linerate != build.Linerate {
+		t.Errorf("the stored report's trace: build %+v (image %+v), operator %q, plan %s, kernel %q, U-Boot %q, linerate %q",
+			r.Build, build, r.Operator, r.PlanSHA256, r.Kernel, r.UBoot, r.Linerate)
+	}
+	t.Logf("%s: build %s, kernel %s, plan %.12s, operator %s", board, build.ID, r.Kernel, r.PlanSHA256, r.Operator)
 }
 
 func (c *console) length() int {

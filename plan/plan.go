@@ -10,6 +10,8 @@ package plan
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,12 +83,19 @@ type Plan struct {
 	// validate --fixture and linerate.fixture= override it, the station's port is the
 	// default.
 	Fixture string `yaml:"fixture" json:"fixture,omitempty"`
+	// Operator is who runs the line's tests, when the plan says (the console prompt,
+	// validate --operator and linerate.operator= come first).
+	Operator string `yaml:"operator" json:"operator,omitempty"`
 	// Ports are the board's ports under test, each with its station (the plan's, with
 	// what the port gives of its own over it): from ports:, or the one interface:.
 	// Steps run on every port; those that move traffic on all at once.
 	Ports  []Port `yaml:"-" json:"ports,omitempty"`
 	Steps  []Step `yaml:"steps" json:"steps"`
 	Source string `yaml:"-" json:"source"`
+	// SHA256 is the hash of the plan's text as it was read (hex), Text that text: what
+	// ties a report to the limits that judged it.
+	SHA256 string `yaml:"-" json:"sha256,omitempty"`
+	Text   string `yaml:"-" json:"text,omitempty"`
 }
 
 // Station is where the board measures against and reports to.
@@ -278,7 +287,8 @@ func Parse(data []byte, source string, kinds Kinds) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Source: source}
+	sum := sha256.Sum256(data)
+	p := &Plan{Source: source, SHA256: hex.EncodeToString(sum[:]), Text: string(data)}
 	steps, err := ps.top(doc, p)
 	if err != nil {
 		return nil, err
@@ -352,11 +362,11 @@ func (ps *parser) top(doc *yaml.Node, p *Plan) (*yaml.Node, error) {
 		}
 		seen[k.Value] = true
 		switch k.Value {
-		case "name", "board", "interface", "fixture":
+		case "name", "board", "interface", "fixture", "operator":
 			if v.Kind != yaml.ScalarNode {
 				return nil, ps.bad(v, "%s: want a text value", k.Value)
 			}
-			*map[string]*string{"name": &p.Name, "board": &p.Board, "interface": &p.Interface, "fixture": &p.Fixture}[k.Value] = v.Value
+			*map[string]*string{"name": &p.Name, "board": &p.Board, "interface": &p.Interface, "fixture": &p.Fixture, "operator": &p.Operator}[k.Value] = v.Value
 		case "budget":
 			if err := v.Decode(&p.Budget); err != nil {
 				return nil, ps.bad(v, "budget: %v", err)
@@ -370,7 +380,7 @@ func (ps *parser) top(doc *yaml.Node, p *Plan) (*yaml.Node, error) {
 		case "ports":
 			ps.ports = v
 		default:
-			return nil, ps.bad(k, "unknown key %q (have name, board, interface, ports, fixture, station, budget, steps)", k.Value)
+			return nil, ps.bad(k, "unknown key %q (have name, board, interface, ports, fixture, operator, station, budget, steps)", k.Value)
 		}
 	}
 	return steps, nil
@@ -410,6 +420,11 @@ func (ps *parser) defaults(doc *yaml.Node, p *Plan) error {
 	if p.Fixture != "" {
 		if err := CheckName(p.Fixture); err != nil {
 			return ps.bad(doc, "fixture %q: %v", p.Fixture, err)
+		}
+	}
+	if p.Operator != "" {
+		if err := CheckName(p.Operator); err != nil {
+			return ps.bad(doc, "operator %q: %v", p.Operator, err)
 		}
 	}
 	if st.ReportURL != "" {

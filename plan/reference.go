@@ -73,6 +73,7 @@ func PlanFields() []FieldDoc {
 		{Key: "station", Type: "mapping (station fields)", Doc: "what the board measures against and reports to"},
 		{Key: "budget", Type: "duration (10s, 2m)", Default: "10m", Doc: "the whole plan's time, at most 24h: a step the budget cannot hold fails"},
 		{Key: "fixture", Type: "text", Doc: "the test fixture (validate --fixture and linerate.fixture= override it; the station names its port otherwise)"},
+		{Key: "operator", Type: "text", Doc: "who runs the tests (the console prompt, validate --operator and linerate.operator= override it)"},
 		{Key: "steps", Type: "list of steps", Doc: "what runs, in order: at least one"},
 	}
 }

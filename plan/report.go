@@ -84,8 +84,21 @@ type Report struct {
 	Interface string `json:"interface"`
 	// Fixture is the test fixture the board ran on, as the board knows it (the plan's,
 	// validate --fixture, linerate.fixture=); the station names its own port otherwise.
-	Fixture  string    `json:"fixture,omitempty"`
-	Linerate string    `json:"linerate_version"`
+	Fixture  string `json:"fixture,omitempty"`
+	Linerate string `json:"linerate_version"`
+	// PlanSHA256 is the hash of the plan's text (Plan.SHA256): which limits judged it.
+	PlanSHA256 string `json:"plan_sha256,omitempty"`
+	// Build is the tester image the board booted, as the image says of itself.
+	Build *Build `json:"build,omitempty"`
+	// Kernel is the running kernel's release; UBoot the version of the U-Boot that
+	// loaded it (the device tree's /chosen/u-boot,version), "" when none did.
+	Kernel string `json:"kernel,omitempty"`
+	UBoot  string `json:"uboot,omitempty"`
+	// FPGA is the programmable logic's state where an FPGA manager tells it.
+	FPGA *FPGA `json:"fpga,omitempty"`
+	// Operator is who tested the board: the console prompt's, linerate.operator=,
+	// validate --operator, or the plan's operator:.
+	Operator string    `json:"operator,omitempty"`
 	Started  time.Time `json:"started"`
 	Seconds  float64   `json:"seconds"`
 	Failed   []string  `json:"failed"`
@@ -99,6 +112,41 @@ type Report struct {
 	Ports  []PortReport    `json:"ports,omitempty"`
 	Doctor json.RawMessage `json:"doctor,omitempty"`
 	Show   json.RawMessage `json:"show,omitempty"`
+}
+
+// Build is what a tester image says of itself (etc/linerate/build.json, written into it
+// by make image): its id, the linerate it carries, its board, the hash of the image
+// (without this file), and the kernel it was built for with its configuration's hash.
+type Build struct {
+	ID                 string `json:"id"`
+	Linerate           string `json:"linerate,omitempty"`
+	Board              string `json:"board,omitempty"`
+	ImageSHA256        string `json:"image_sha256,omitempty"`
+	Kernel             string `json:"kernel,omitempty"`
+	KernelConfigSHA256 string `json:"kernel_config_sha256,omitempty"`
+}
+
+// FPGA is an FPGA manager's word on the programmable logic: its name, its state
+// (operating, unknown, ...) and the bitstream the device tree loads into it.
+type FPGA struct {
+	Manager  string `json:"manager"`
+	State    string `json:"state"`
+	Firmware string `json:"firmware,omitempty"`
+}
+
+// Texts are the report's traceability texts by their JSON names, for checks that hold
+// each to a line of text.
+func (r *Report) Texts() map[string]string {
+	t := map[string]string{"plan_sha256": r.PlanSHA256, "kernel": r.Kernel, "uboot": r.UBoot, "operator": r.Operator}
+	if b := r.Build; b != nil {
+		for k, v := range map[string]string{"id": b.ID, "linerate": b.Linerate, "board": b.Board, "image_sha256": b.ImageSHA256, "kernel": b.Kernel, "kernel_config_sha256": b.KernelConfigSHA256} {
+			t["build."+k] = v
+		}
+	}
+	if f := r.FPGA; f != nil {
+		t["fpga.manager"], t["fpga.state"], t["fpga.firmware"] = f.Manager, f.State, f.Firmware
+	}
+	return t
 }
 
 // LiveEvent is what a board posts to the station (POST /api/live) as its run starts

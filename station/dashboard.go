@@ -353,6 +353,15 @@ th{background:#f4f4f4}
 <p><a href="/">all reports</a></p>
 <h1>{{.R.Board}} {{.R.Serial}} <span class="{{.R.Verdict}}">{{.R.Verdict}}</span></h1>
 <div class="sub">{{.R.MAC}} on {{.R.Interface}}, started {{when .R.Started}}, {{printf "%.1f" .R.Seconds}} s, linerate {{.R.Linerate}}{{if .R.Plan}}, plan {{.R.Plan.Name}}{{end}}{{if .M.PostedBy}}; posted by {{.M.PostedBy}} from {{.M.Remote}}{{else if .M.Remote}}; posted from {{.M.Remote}}{{end}}</div>
+{{if .S}}{{range .S.Flags}}<p class="flag"><span class="FAIL">{{.Kind}}</span> {{.Text}}</p>{{end}}{{end}}
+<h2>What produced it</h2>
+<table class="small"><tr><td>plan</td><td>{{if .R.Plan}}{{.R.Plan.Name}}{{end}} <span class="mono">{{.R.PlanSHA256}}</span></td></tr>
+<tr><td>image</td><td>{{with .R.Build}}build <span class="mono">{{.ID}}</span>, linerate {{.Linerate}}, image sha256 <span class="mono">{{.ImageSHA256}}</span>, for kernel {{.Kernel}} (config <span class="mono">{{.KernelConfigSHA256}}</span>){{else}}-{{end}}</td></tr>
+<tr><td>kernel</td><td>{{or .R.Kernel "-"}}</td></tr>
+<tr><td>U-Boot</td><td>{{or .R.UBoot "- (not loaded by U-Boot)"}}</td></tr>
+<tr><td>FPGA</td><td>{{with .R.FPGA}}{{.Manager}}: {{.State}}{{if .Firmware}}, {{.Firmware}}{{end}}{{else}}-{{end}}</td></tr>
+<tr><td>operator</td><td>{{or .R.Operator "-"}}</td></tr>
+<tr><td>station</td><td>{{if .S}}{{or .S.StationVersion "-"}}{{end}}</td></tr></table>
 <p><a href="/api/reports/{{.R.ID}}">JSON</a> <a href="/api/reports/{{.R.ID}}/junit.xml">JUnit</a></p>
 {{with .S}}<p>Attempt {{.Attempt}}{{if .Fixture}} on fixture {{.Fixture}}{{end}}{{with .Port}}; the station's port {{.Name}} over the test: {{if .Rose}}{{range $k, $v := .Rose}}{{$k}} +{{$v}} {{end}}{{else}}no error counter rose{{end}}{{end}}.</p>
 {{if .DuplicateMAC}}<p class="dupmac"><span class="FAIL">duplicate MAC</span> {{$.R.MAC}} was reported before by {{range .DuplicateMAC}}{{.Board}} {{.Serial}} (first seen {{when .FirstSeen}}, <a href="/reports/{{.Report}}">report</a>) {{end}}</p>{{end}}{{end}}

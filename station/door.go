@@ -2,6 +2,8 @@ package station
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -224,7 +226,7 @@ func DecodeReport(body []byte) (*plan.Report, error) {
 }
 
 // stationKeys are the fields the station appends to a report it serves.
-var stationKeys = []string{"attempt", "duplicate_mac", "station_port", "received"}
+var stationKeys = []string{"attempt", "duplicate_mac", "station_port", "received", "station_version", "flags"}
 
 // MaxAttempts bounds a step's earlier attempts (a plan retries a step at most 10 times).
 const MaxAttempts = 10
@@ -274,6 +276,27 @@ func checkHeader(r *plan.Report) error {
 	for name, v := range map[string]string{"board": r.Board, "serial": r.Serial, "mac": r.MAC, "interface": r.Interface, "model": r.Model, "linerate_version": r.Linerate} {
 		if len(v) > MaxText || !plain(v) {
 			return fmt.Errorf("%s: want at most %d characters without control characters", name, MaxText)
+		}
+	}
+	for name, v := range r.Texts() {
+		if len(v) > MaxText || !plain(v) {
+			return fmt.Errorf("%s: want at most %d characters without control characters", name, MaxText)
+		}
+	}
+	if r.Build != nil && r.Build.ID == "" {
+		return fmt.Errorf("build: want its id")
+	}
+	if r.Operator != "" {
+		if err := plan.CheckName(r.Operator); err != nil {
+			return fmt.Errorf("operator %.40q: %v", r.Operator, err)
+		}
+	}
+	// The plan's text is what its hash says: a report cannot name one plan and carry
+	// another.
+	if p := r.Plan; p != nil && p.Text != "" {
+		sum := sha256.Sum256([]byte(p.Text))
+		if h := hex.EncodeToString(sum[:]); h != r.PlanSHA256 || p.SHA256 != "" && p.SHA256 != h {
+			return fmt.Errorf("plan_sha256 %.16s: the plan's text hashes to %.16s", r.PlanSHA256, h)
 		}
 	}
 	return nil

@@ -27,6 +27,51 @@ type row struct {
 	First, FinalPass bool
 	// Ports are a multi-port report's ports and whether each passed.
 	Ports []portPass
+	// Trace is what produced it (interned: a line runs few of each).
+	Trace trace
+}
+
+// trace is what produced a report, as the page and the API filter by it.
+type trace struct {
+	Plan, Build, Kernel, UBoot, Operator, Station string
+}
+
+// traceKeys are the query's keys of trace, each with its field.
+var traceKeys = []struct {
+	key string
+	of  func(*trace) *string
+}{
+	{"plan", func(t *trace) *string { return &t.Plan }}, {"build", func(t *trace) *string { return &t.Build }},
+	{"kernel", func(t *trace) *string { return &t.Kernel }}, {"uboot", func(t *trace) *string { return &t.UBoot }},
+	{"operator", func(t *trace) *string { return &t.Operator }}, {"station_version", func(t *trace) *string { return &t.Station }},
+}
+
+// traceOf is a record's trace, its texts interned.
+func (x *index) traceOf(rec *record) trace {
+	t := trace{Plan: rec.PlanSHA256, Kernel: rec.Kernel, UBoot: rec.UBoot, Operator: rec.Operator, Station: rec.StationVersion}
+	if rec.Build != nil {
+		t.Build = rec.Build.ID
+	}
+	for _, k := range traceKeys {
+		f := k.of(&t)
+		*f = x.in(*f)
+	}
+	return t
+}
+
+// matchTrace says whether t has every trace value q asks for (a plan's hash by a
+// prefix of at least 8 characters).
+func matchTrace(t *trace, q map[string]string) bool {
+	for _, k := range traceKeys {
+		want, have := q[k.key], *k.of(t)
+		switch {
+		case want == "":
+		case k.key == "plan" && len(want) >= 8 && strings.HasPrefix(have, want):
+		case want != have:
+			return false
+		}
+	}
+	return true
 }
 
 // portPass is one port of a multi-port report and its verdict.
@@ -125,6 +170,7 @@ func (x *index) add(rec *record) (*row, bool) {
 	for _, p := range rec.Ports {
 		r.Ports = append(r.Ports, portPass{x.in(p.Interface), p.Verdict == "PASS"})
 	}
+	r.Trace = x.traceOf(rec)
 	r.Steps = make([]stepTime, len(rec.Steps))
 	for i, st := range rec.Steps {
 		r.Steps[i] = stepTime{x.step(st.ID), float32(st.Seconds)}
@@ -175,7 +221,7 @@ func (x *index) history(r *row) {
 // every feed takes the same selection.
 func filterRows(rows []row, q map[string]string) []*row {
 	out := make([]*row, 0, len(rows)/8)
-	if q["board"] == "" && q["verdict"] == "" && q["q"] == "" && q["from"] == "" && q["to"] == "" && q["fixture"] == "" && q["duplicate"] == "" && q["retest"] == "" {
+	if !filtering(q) {
 		out = make([]*row, len(rows))
 		for i := range rows {
 			out[i] = &rows[i]
@@ -211,12 +257,22 @@ func filterRows(rows []row, q map[string]string) []*row {
 			continue
 		}
 		// from and to are days (YYYY-MM-DD, the station's local time), both included.
-		if x.Day < from || x.Day > to {
+		if x.Day < from || x.Day > to || !matchTrace(&x.Trace, q) {
 			continue
 		}
 		out = append(out, x)
 	}
 	return out
+}
+
+// filtering says whether the query selects anything less than every row.
+func filtering(q map[string]string) bool {
+	for _, v := range q {
+		if v != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // refresh reads what the store has after the index's cursor.

@@ -81,6 +81,14 @@ table.small{width:auto}
 <label><input type="checkbox" name="retest" value="1"{{if .Q.retest}} checked{{end}}>retests</label>
 <label>from <input type="date" name="from" value="{{.Q.from}}"></label>
 <label>to <input type="date" name="to" value="{{.Q.to}}"></label>
+<details{{if or .Q.operator .Q.build .Q.plan .Q.kernel .Q.uboot .Q.station_version}} open{{end}}><summary>what produced it</summary>
+<label>operator <input name="operator" value="{{.Q.operator}}" size="10"></label>
+<label>image build <input name="build" value="{{.Q.build}}" size="16"></label>
+<label>plan sha256 <input name="plan" value="{{.Q.plan}}" size="16"></label>
+<label>kernel <input name="kernel" value="{{.Q.kernel}}" size="12"></label>
+<label>U-Boot <input name="uboot" value="{{.Q.uboot}}" size="12"></label>
+<label>station <input name="station_version" value="{{.Q.station_version}}" size="10"></label>
+</details>
 <button type="submit">filter</button>
 <a href="/api/reports.csv?{{.QS}}">CSV of these reports</a>
 </form>

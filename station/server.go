@@ -57,6 +57,12 @@ type Options struct {
 	MACPolicy    MACPolicy
 	FixtureAlarm int    // default DefaultFixtureAlarm
 	Sys          string // default /sys
+	// Version is the station's linerate version, stored with each report it takes.
+	Version string
+	// Plans are the plans the line runs (nil: any); PlanPolicy what a report of
+	// another plan gets.
+	Plans      Plans
+	PlanPolicy Policy
 }
 
 // MaxLabels is how many distinct boards, and step ids, the metrics name; the rest are
@@ -222,10 +228,16 @@ func (s *Server) postReport(w http.ResponseWriter, req *http.Request) {
 	if !ok {
 		return
 	}
-	meta := Meta{Remote: req.RemoteAddr}
+	meta := Meta{Remote: req.RemoteAddr, StationVersion: s.opts.Version}
 	if s.write != nil {
 		meta.PostedBy = s.write.Who(req)
 	}
+	flags, err := s.policies(r)
+	if err != nil {
+		s.policyRefused(w, r.ID, who, err)
+		return
+	}
+	meta.Flags = flags
 	// The fixture is the board's word for it, else the station's port it came through;
 	// that port's counters over the test, when the board posted its start.
 	meta.Fixture = cmp.Or(r.Fixture, s.ports.portOf(req))
@@ -248,6 +260,37 @@ func (s *Server) postReport(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Location", "/api/reports/"+r.ID)
 	w.WriteHeader(http.StatusCreated)
 	fmt.Fprintf(w, "report %s stored: %s\n", r.ID, note)
+}
+
+// policies are the flags the line's policies give a report, or the rejection of one.
+func (s *Server) policies(r *plan.Report) ([]ReportFlag, error) {
+	var flags []ReportFlag
+	for _, c := range []struct {
+		p          Policy
+		kind, text string
+	}{{s.opts.PlanPolicy, FlagUnknownPlan, s.checkPlan(r)}} {
+		f, err := judge(c.p, c.kind, c.text)
+		if err != nil {
+			return nil, err
+		}
+		if f != nil {
+			flags = append(flags, *f)
+		}
+	}
+	return flags, nil
+}
+
+// policyRefused answers a report a policy rejects: 409 with the reason, counted and
+// logged.
+func (s *Server) policyRefused(w http.ResponseWriter, id, who string, err error) {
+	var pe *PolicyError
+	kind := "policy"
+	if errors.As(err, &pe) {
+		kind = pe.Kind
+	}
+	s.log.Printf("report %s from %s refused (%s): %v", id, who, kind, err)
+	s.refused.WithLabelValues(kind).Inc()
+	http.Error(w, "report "+id+" refused: "+err.Error(), http.StatusConflict)
 }
 
 // readReport reads a posted report's body (at most MaxReportBytes) and checks it at the
@@ -320,7 +363,10 @@ func query(req *http.Request) map[string]string {
 	v := req.URL.Query()
 	// Every key there, "" when not asked for (the page's template reads each).
 	q := map[string]string{"board": "", "verdict": "", "q": "", "fixture": "", "duplicate": "", "retest": "", "from": "", "to": ""}
-	for _, k := range []string{"board", "verdict", "q", "fixture"} {
+	for _, k := range traceKeys {
+		q[k.key] = ""
+	}
+	for _, k := range []string{"board", "verdict", "q", "fixture", "plan", "build", "kernel", "uboot", "operator", "station_version"} {
 		if x := v.Get(k); x != "" && len(x) <= MaxText {
 			q[k] = x
 		}
@@ -420,6 +466,12 @@ func (s *Server) annotated(id string, body []byte) []byte {
 	}
 	rec := recs[0]
 	add := map[string]any{"attempt": max(rec.Attempt, 1), "received": rec.Received}
+	if rec.StationVersion != "" {
+		add["station_version"] = rec.StationVersion
+	}
+	if len(rec.Flags) > 0 {
+		add["flags"] = rec.Flags
+	}
 	if len(rec.DuplicateMAC) > 0 {
 		add["duplicate_mac"] = rec.DuplicateMAC
 	}

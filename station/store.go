@@ -95,6 +95,10 @@ type Meta struct {
 	Remote   string        `json:"remote,omitempty"`
 	Fixture  string        `json:"fixture,omitempty"`
 	Port     *PortCounters `json:"station_port,omitempty"`
+	// StationVersion is the linerate of the station that took the report.
+	StationVersion string `json:"station_version,omitempty"`
+	// Flags are the line's rules the report broke, as the station's policies flagged it.
+	Flags []ReportFlag `json:"flags,omitempty"`
 }
 
 // Summary is a report as the list and the page show it.
@@ -120,6 +124,12 @@ type Summary struct {
 	Ports []PortVerdict `json:"ports,omitempty"`
 	// Marginal are the measurements in their marginal bands (plan.FigureName).
 	Marginal []string `json:"marginal,omitempty"`
+	// What produced it: the plan's hash, the image, the kernel, the U-Boot, the operator.
+	PlanSHA256 string      `json:"plan_sha256,omitempty"`
+	Build      *plan.Build `json:"build,omitempty"`
+	Kernel     string      `json:"kernel,omitempty"`
+	UBoot      string      `json:"uboot,omitempty"`
+	Operator   string      `json:"operator,omitempty"`
 	// Attempt and DuplicateMAC are the board's history when the report came (Stored).
 	Attempt      int      `json:"attempt"`
 	DuplicateMAC []MACUse `json:"duplicate_mac,omitempty"`
@@ -153,7 +163,8 @@ func recordOf(r *plan.Report, received time.Time, meta Meta, st Stored) record {
 		meta.Fixture = r.Fixture
 	}
 	rec := record{Summary: Summary{ID: r.ID, Board: r.Board, Model: r.Model, Serial: r.Serial, MAC: r.MAC, Verdict: r.Verdict,
-		Failed: r.Failed, Marginal: r.Marginal, Figures: r.Figures, Started: r.Started, Seconds: r.Seconds, Received: received.UTC(), Sweeps: sweepSteps(r.Steps),
+		Failed: r.Failed, Marginal: r.Marginal, PlanSHA256: r.PlanSHA256, Build: r.Build, Kernel: r.Kernel, UBoot: r.UBoot, Operator: r.Operator,
+		Figures: r.Figures, Started: r.Started, Seconds: r.Seconds, Received: received.UTC(), Sweeps: sweepSteps(r.Steps),
 		Attempt: st.Attempt, DuplicateMAC: st.DuplicateMAC, Meta: meta}}
 	for _, p := range r.Ports {
 		rec.Ports = append(rec.Ports, PortVerdict{Interface: p.Interface, Verdict: p.Verdict, Failed: p.Failed})

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -44,13 +43,22 @@ func (r *run) header(ctx context.Context, start time.Time) (*plan.Report, error)
 	}
 	rep.MAC, _ = nic.ReadFile(r.Root, filepath.Join("sys/class/net", p.Interface, "address"))
 	rep.Serial, rep.SerialSource = r.pickSerial(id, rep.MAC)
+	rep.Operator = cmp.Or(r.Operator, id.Operator, p.Operator)
+	if r.AskOperator {
+		o, err := r.ask("your operator id", "an operator id", nil)
+		if err != nil {
+			return nil, err
+		}
+		rep.Operator = o
+	}
 	if r.AskSerial {
-		s, err := r.askSerial()
+		s, err := r.ask("the board's serial", "a serial", r.serialPattern())
 		if err != nil {
 			return nil, err
 		}
 		rep.Serial, rep.SerialSource = s, board.SerialOperator
 	}
+	r.trace(rep)
 	r.serial, r.serialSource = rep.Serial, rep.SerialSource
 	rep.Fixture = cmp.Or(r.Fixture, id.Fixture, p.Fixture)
 	if t, ok := stationTime(ctx, r.StationTLS, p.Station.ReportURL, r.StationURL); ok && start.Year() < 2020 {
@@ -102,37 +110,64 @@ func (r *run) pickSerial(id board.Identity, mac string) (string, string) {
 	return "unknown", ""
 }
 
-// askSerial asks the operator for the serial until one fits: the plan's identity step's
-// serial_pattern when it has one, else a name a report can carry.
-func (r *run) askSerial() (string, error) {
-	if r.Input == nil {
-		return "", errors.New("--ask-serial: no console to ask on")
-	}
+// serialPattern is the plan's identity step's serial_pattern (nil when none).
+func (r *run) serialPattern() *regexp.Regexp {
 	var pattern *regexp.Regexp
 	for _, s := range r.Plan.Steps {
 		if k, ok := s.Params.(interface{ serialPattern() *regexp.Regexp }); ok && k.serialPattern() != nil {
 			pattern = k.serialPattern()
 		}
 	}
-	in := bufio.NewScanner(r.Input)
-	in.Buffer(make([]byte, 256), 256)
+	return pattern
+}
+
+// ask asks the operator on the console for what (the board's serial, their operator
+// id) until a line fits: a name a report can carry (a, for the error), matching pattern
+// when one is given. One reader serves every question, so nothing typed ahead is lost.
+func (r *run) ask(what, a string, pattern *regexp.Regexp) (string, error) {
+	if r.Input == nil {
+		return "", fmt.Errorf("asking for %s: no console to ask on", what)
+	}
+	if r.in == nil {
+		r.in = bufio.NewScanner(r.Input)
+		r.in.Buffer(make([]byte, 256), 256)
+	}
 	for {
-		fmt.Fprint(r.Console, "linerate validate: scan or type the board's serial, then Enter: ")
-		if !in.Scan() {
-			if err := in.Err(); err != nil {
-				return "", fmt.Errorf("reading the serial: %w (a line of at most 256 characters)", err)
+		fmt.Fprintf(r.Console, "linerate validate: scan or type %s, then Enter: ", what)
+		if !r.in.Scan() {
+			if err := r.in.Err(); err != nil {
+				return "", fmt.Errorf("reading %s: %w (a line of at most 256 characters)", what, err)
 			}
-			return "", errors.New("reading the serial: the console closed")
+			return "", fmt.Errorf("reading %s: the console closed", what)
 		}
-		s := strings.TrimSpace(strings.TrimPrefix(in.Text(), "\ufeff"))
+		s := strings.TrimSpace(strings.TrimPrefix(r.in.Text(), "\ufeff"))
 		switch err := plan.CheckName(s); {
 		case err != nil:
-			fmt.Fprintf(r.Console, "linerate validate: %q is not a serial: %v; again\n", s, err)
+			fmt.Fprintf(r.Console, "linerate validate: %q is not %s: %v; again\n", s, a, err)
 		case pattern != nil && !pattern.MatchString(s):
 			fmt.Fprintf(r.Console, "linerate validate: %q does not match the plan's serial_pattern; again\n", s)
 		default:
 			return s, nil
 		}
+	}
+}
+
+// trace ties the report to what produced it: the plan's hash, the image's build, the
+// kernel, the U-Boot that loaded it and the FPGA's state.
+func (r *run) trace(rep *plan.Report) {
+	t := board.ReadTrace(r.Root)
+	rep.PlanSHA256, rep.Build, rep.Kernel, rep.UBoot, rep.FPGA = r.Plan.SHA256, t.Build, t.Kernel, t.UBoot, t.FPGA
+	if t.Note != "" {
+		fmt.Fprintf(r.Console, "linerate validate: %s (the report names no build)\n", t.Note)
+	}
+	if b := t.Build; b != nil && b.Linerate != "" && (rep.Linerate == "" || rep.Linerate == "dev") {
+		// An image's linerate is built without a version stamp; the image knows the
+		// source it was built from.
+		rep.Linerate = b.Linerate
+	}
+	if b := t.Build; b != nil {
+		fmt.Fprintf(r.Console, "linerate validate: image build %s (linerate %s, kernel %s), running kernel %s%s\n", b.ID, orDash(b.Linerate), orDash(b.Kernel), orDash(t.Kernel),
+			map[bool]string{true: ", U-Boot " + t.UBoot}[t.UBoot != ""])
 	}
 }
 

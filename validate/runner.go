@@ -307,7 +307,7 @@ func judgeLimits(res *plan.StepResult, limits []plan.Limit) {
 			continue
 		}
 		res.Pass, res.Skipped = false, false
-		res.Reason = fmt.Sprintf("%s %g outside its limit %s", l.Measurement, l.Value, l.Limit)
+		res.Reason = fmt.Sprintf("%s %.6g outside its limit %s", l.Measurement, l.Value, l.Limit)
 	}
 }
 
@@ -317,7 +317,7 @@ func marginalText(res plan.StepResult) string {
 	var out []string
 	for _, l := range res.Limits {
 		if l.Status == plan.LimitMarginal {
-			out = append(out, fmt.Sprintf("%s %g in %s", l.Measurement, l.Value, l.Limit))
+			out = append(out, fmt.Sprintf("%s %.6g in %s", l.Measurement, l.Value, l.Limit))
 		}
 	}
 	return strings.Join(out, "; ")

@@ -15,6 +15,7 @@
 package validate
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -47,6 +48,10 @@ type Validation struct {
 	StationTLS *tls.Config
 	// Serial overrides the board's serial (device tree, SoC, else from the MAC).
 	Serial string
+	// Operator is who tests the board (default: linerate.operator=, the plan's); with
+	// AskOperator the console asks for it first.
+	Operator    string
+	AskOperator bool
 	// AskSerial asks the operator for the serial on Input (a barcode scanner types it
 	// and Enter), again until it matches the plan's serial_pattern.
 	AskSerial bool
@@ -86,6 +91,7 @@ type run struct {
 	// serialSource says where the serial came from.
 	serialSource string
 	console      io.Writer // the Validation's Console, a line at a time
+	in           *bufio.Scanner
 }
 
 // Run takes the plan's steps in order and returns the report, written to ReportDir and
@@ -98,9 +104,9 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 	if v.Console == nil {
 		v.Console = io.Discard
 	}
-	if v.Fixture != "" {
-		if err := plan.CheckName(v.Fixture); err != nil {
-			return nil, badinput.Errorf("--fixture %q: %v", v.Fixture, err)
+	for flag, name := range map[string]string{"--fixture": v.Fixture, "--operator": v.Operator} {
+		if err := plan.CheckName(name); name != "" && err != nil {
+			return nil, badinput.Errorf("%s %q: %v", flag, name, err)
 		}
 	}
 	if err := CheckTokenTransport(v.StationToken, cmp.Or(v.StationURL, v.Plan.Station.ReportURL), v.InsecureToken); err != nil {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -43,16 +44,12 @@ station. It runs until stopped (Ctrl-C, SIGTERM) or --duration.`,
 			fs.StringVar(&c.DB, "db", "", "store in PostgreSQL instead (`URL`: postgres://USER@HOST/DB, or key=value settings): the stations of a line on one database share one history; the station creates and migrates its tables")
 			fs.StringVar(&c.TLSCert, "tls-cert", "", "serve https with this certificate `FILE` (PEM), with --tls-key; the boards check it with validate --station-ca")
 			fs.StringVar(&c.TLSKey, "tls-key", "", "the private key `FILE` (PEM) of --tls-cert")
-			macPolicy := cli.Choice(fs, "mac-policy", "flag", "a report whose MAC another serial reported: flag it (page, list, metrics) or reject it (409: the board's run fails)", "flag", "reject")
-			fs.IntVar(&c.Options.FixtureAlarm, "fixture-alarm", station.DefaultFixtureAlarm, "raise a fixture alarm when one step fails on `N` different boards in a row on one fixture")
+			policies := station.PolicyFlags(fs, &c.Options)
 			return func(ctx context.Context, pos []string, std cli.IO) error {
-				if err := none(pos); err != nil {
+				if err := errors.Join(none(pos), policies()); err != nil {
 					return err
 				}
-				c.Options.MACPolicy, _ = station.ParseMACPolicy(*macPolicy)
-				if c.Options.FixtureAlarm < 2 || c.Options.FixtureAlarm > 100 {
-					return usageError("--fixture-alarm %d: want 2..100 boards", c.Options.FixtureAlarm)
-				}
+				c.Options.Version = version
 				if *duration < 0 {
 					return usageError("--duration %v: want a positive duration, or none", *duration)
 				}

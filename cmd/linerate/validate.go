@@ -39,6 +39,8 @@ a built-in plan: ` + strings.Join(validate.BuiltinNames(), ", ") + `.`,
 			fs.StringVar(&v.Serial, "serial", "", "the board's serial number (default: the device tree's serial-number, the SoC's, else one made from the MAC)")
 			fs.BoolVar(&v.AskSerial, "ask-serial", false, "ask for the serial on the console (a barcode scanner types it), again until it matches the plan's serial_pattern")
 			fs.StringVar(&v.Fixture, "fixture", "", "the test fixture's `NAME` (default: linerate.fixture=, the plan's fixture, else the station's port)")
+			fs.StringVar(&v.Operator, "operator", "", "who tests the board: an operator `ID` (default: linerate.operator=, the plan's operator)")
+			fs.BoolVar(&v.AskOperator, "ask-operator", false, "ask for the operator's id on the console first")
 			fs.DurationVar(&v.UploadWindow, "upload-window", 60*time.Second, "how long to keep re-sending a report")
 			asJSON := fs.Bool("json", false, "print the JSON report on stdout (progress goes to stderr)")
 			fs.StringVar(&v.Root, "root", "/", "read /sys and /proc under `DIR` (tests: a captured tree)")

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -32,9 +33,9 @@ type Config struct {
 	Token   string // the station's bearer token (linerate.token=)
 	// InsecureToken lets the token go to an http:// station (linerate.insecure_token=1).
 	InsecureToken bool
-	// Prompt "serial": the validate job asks the operator for the board's serial at
-	// the console (linerate.prompt=serial).
-	Prompt string
+	// Prompt is what the validate job asks the operator at the console, in order:
+	// their id and/or the board's serial (linerate.prompt=operator,serial).
+	Prompt []string
 	// Ports are the board's other ports a multi-port plan tests, each addressed
 	// (linerate.ports=eth1:ADDR/LEN,eth2:ADDR/LEN).
 	Ports []PortConfig
@@ -178,10 +179,20 @@ func (c *Config) set(key, v string) string {
 			return fmt.Sprintf("%q: want up to 64 letters, digits, '.', '_' or '-'", v)
 		}
 	case "prompt":
-		if v != "serial" {
-			return fmt.Sprintf("%q: want serial (the validate job asks the operator for it)", v)
+		c.Prompt = nil
+		for _, w := range strings.Split(v, ",") {
+			if (w != "serial" && w != "operator") || slices.Contains(c.Prompt, w) {
+				c.Prompt = nil
+				return fmt.Sprintf("%q: want operator and/or serial, comma-separated (what the validate job asks at the console)", v)
+			}
+			c.Prompt = append(c.Prompt, w)
 		}
-		c.Prompt = v
+	case "operator":
+		// validate reads it from /proc/cmdline itself; checked here so a bad one is said
+		// at boot.
+		if len(v) > 64 || strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
+			return fmt.Sprintf("%q: want up to 64 letters, digits, '.', '_' or '-'", v)
+		}
 	case "serial":
 		// validate reads it from /proc/cmdline itself (its source: the kernel command
 		// line); checked here so a bad one is said at boot.
@@ -189,7 +200,7 @@ func (c *Config) set(key, v string) string {
 			return fmt.Sprintf("%q: want up to 64 letters, digits, '.', '_' or '-'", v)
 		}
 	default:
-		return "unknown parameter (known: iface, ip, peer, run, after, profile, plan, station, token, serial, fixture, prompt, ports)"
+		return "unknown parameter (known: iface, ip, peer, run, after, profile, plan, station, token, serial, fixture, operator, prompt, ports)"
 	}
 	return ""
 }

@@ -14,7 +14,7 @@ func TestParseCmdline(t *testing.T) {
 	if len(probs) != 0 || c.Run != "validate" || c.Plan != "qemu-zc702" || c.Station != "http://198.18.5.1:8080/api/reports" || c.Token != "0123456789abcdef" || !c.InsecureToken {
 		t.Errorf("validate: %+v %v", c, probs)
 	}
-	if c, probs = ParseCmdline("linerate.serial=ZC702-0042_b.1 linerate.fixture=bench-3 linerate.prompt=serial linerate.ports=eth1:198.18.6.2/24,eth2:198.18.7.2/24"); len(probs) != 0 || c.Prompt != "serial" ||
+	if c, probs = ParseCmdline("linerate.serial=ZC702-0042_b.1 linerate.fixture=bench-3 linerate.prompt=operator,serial linerate.operator=ann linerate.ports=eth1:198.18.6.2/24,eth2:198.18.7.2/24"); len(probs) != 0 || strings.Join(c.Prompt, ",") != "operator,serial" ||
 		len(c.Ports) != 2 || c.Ports[1].Iface != "eth2" || c.Ports[1].Prefix.String() != "198.18.7.2/24" {
 		t.Errorf("a serial: %+v %v", c, probs)
 	}
@@ -33,7 +33,9 @@ func TestParseCmdline(t *testing.T) {
 		{"linerate.colour=blue", "linerate.colour: unknown parameter"},
 		{"linerate.serial=a/b", `linerate.serial: "a/b": want up to 64 letters`},
 		{"linerate.fixture=a;b", `linerate.fixture: "a;b": want up to 64 letters`},
-		{"linerate.prompt=mac", `linerate.prompt: "mac": want serial`},
+		{"linerate.prompt=mac", `linerate.prompt: "mac": want operator and/or serial`},
+		{"linerate.prompt=serial,serial", `linerate.prompt: "serial,serial": want operator and/or serial`},
+		{"linerate.operator=a;b", `linerate.operator: "a;b": want up to 64 letters`},
 		{"linerate.ports=eth1", `linerate.ports: "eth1": want IFACE:ADDR/LEN`},
 		{"linerate.ports=eth1:10.0.0.1", `linerate.ports: "eth1:10.0.0.1"`},
 		{`linerate.serial="x y"`, `linerate.serial: "x y"`},

@@ -240,9 +240,10 @@ func runJob(cfg Config, iface string) int {
 				args = append(args, "--insecure-token")
 			}
 		}
-		if cfg.Prompt == "serial" {
-			// The operator (or a barcode scanner) types the serial at the console.
-			args = append(args, "--ask-serial")
+		// The operator types (or a barcode scanner reads) their id and the board's serial
+		// at the console, as linerate.prompt= asks.
+		for _, w := range cfg.Prompt {
+			args = append(args, "--ask-"+w)
 			stepInput = os.Stdin
 		}
 		rc, _ := step("validate", args...)

@@ -1,0 +1,36 @@
+package station
+
+import (
+	"flag"
+
+	"github.com/zynqnet/linerate/internal/badinput"
+	"github.com/zynqnet/linerate/internal/cli"
+)
+
+// PolicyFlags registers the line's policies on a command's flags (linerate station
+// --plans ...) and returns what checks them and fills o once they are parsed; the
+// station owns its options, the command only wires them.
+func PolicyFlags(fs *flag.FlagSet, o *Options) func() error {
+	macPolicy := cli.Choice(fs, "mac-policy", "flag", "a report whose MAC another serial reported: flag it (page, list, metrics) or reject it (409: the board's run fails)", "flag", "reject")
+	fs.IntVar(&o.FixtureAlarm, "fixture-alarm", DefaultFixtureAlarm, "raise a fixture alarm when one step fails on `N` different boards in a row on one fixture")
+	plans := fs.String("plans", "", "the plans the line runs: the *.yaml files in `DIR`; a report of another plan (its plan_sha256) is flagged, or rejected with --plan-policy reject")
+	planPolicy := cli.Choice(fs, "plan-policy", "flag", "a report of a plan not in --plans: flag it, or reject it (409: the board's run fails)", "flag", "reject")
+	return func() error {
+		o.MACPolicy, _ = ParseMACPolicy(*macPolicy)
+		if o.FixtureAlarm < 2 || o.FixtureAlarm > 100 {
+			return badinput.Errorf("--fixture-alarm %d: want 2..100 boards", o.FixtureAlarm)
+		}
+		var err error
+		if o.PlanPolicy, err = ParsePolicy(*planPolicy); err != nil {
+			return badinput.Errorf("--plan-policy %v", err)
+		}
+		if *plans != "" {
+			if o.Plans, err = LoadPlans(*plans); err != nil {
+				return badinput.Errorf("--plans: %v", err)
+			}
+		} else if *planPolicy != "flag" {
+			return badinput.Errorf("--plan-policy %s needs --plans DIR (the plans the line runs)", *planPolicy)
+		}
+		return nil
+	}
+}
