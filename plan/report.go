@@ -164,6 +164,16 @@ type LiveEvent struct {
 	Step    string  `json:"step,omitempty"`
 	Index   int     `json:"step_index,omitempty"` // 1-based
 	Steps   int     `json:"steps"`
+	// Ports are a multi-port board's ports, each with its MAC and the station address it
+	// measures against: the station samples its own port of each at the start.
+	Ports []LivePort `json:"ports,omitempty"`
+}
+
+// LivePort is one port of a board in test.
+type LivePort struct {
+	Interface string `json:"interface"`
+	MAC       string `json:"mac,omitempty"`
+	Station   string `json:"station,omitempty"`
 }
 
 // Check is what the station verifies of a report before storing it.

@@ -20,8 +20,9 @@ var (
 	bucketOrder   = []byte("order")   // received time + id -> id
 	bucketMeta    = []byte("meta")    // id -> Meta JSON: who posted it, from where
 	bucketSums    = []byte("sums")    // id -> record JSON: what the page, the list and the metrics need
-	bucketSerials = []byte("serials") // board NUL serial -> how many reports (attempts)
-	bucketMACs    = []byte("macs")    // MAC -> JSON []MACUse: every serial that reported it, first seen
+	bucketSerials = []byte("serials") // board NUL serial -> how many reports (an older store's attempts; no longer read)
+	bucketHistory = []byte("history") // board NUL serial -> JSON serialHistory: its reports by MAC
+	bucketMACs    = []byte("macs")    // MAC (plan.NormalizeMAC) -> JSON []MACUse: every serial that reported it, first seen
 	bucketAcks    = []byte("acks")    // alarm -> Ack JSON
 	bucketSeq     = []byte("seq")     // 8-byte sequence, in commit order -> id: what a station reads after its cursor
 )
@@ -49,11 +50,11 @@ func OpenBolt(dir string) (*BoltStore, error) {
 		return nil, fmt.Errorf("open %s: %w (another station running on it?)", filepath.Join(dir, "station.db"), err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		// A store of a station before the line's history: its reports are counted in
-		// (attempts, MACs) once, in the order they came.
-		history := tx.Bucket(bucketSerials) == nil
+		// A store of a station before the line's history (by MAC, with the retest rules'
+		// facts): its reports are counted in once, in the order they came.
+		history := tx.Bucket(bucketHistory) == nil
 		seq := tx.Bucket(bucketSeq) == nil
-		for _, b := range [][]byte{bucketReports, bucketOrder, bucketMeta, bucketSums, bucketSerials, bucketMACs, bucketAcks, bucketSeq} {
+		for _, b := range [][]byte{bucketReports, bucketOrder, bucketMeta, bucketSums, bucketSerials, bucketHistory, bucketMACs, bucketAcks, bucketSeq} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -102,20 +103,25 @@ func backfill(tx *bolt.Tx) error {
 	})
 }
 
-// backfillHistory counts the stored reports into the attempts and MACs, oldest first,
-// and writes each summary's attempt and duplicates as a station would have.
+// backfillHistory counts the stored reports into the boards' histories and the MACs,
+// oldest first (the MACs written as plan.NormalizeMAC writes them), and writes each
+// summary's attempt and duplicates as a station would have.
 func backfillHistory(tx *bolt.Tx) error {
+	mb := tx.Bucket(bucketMACs)
+	var old [][]byte
+	mb.ForEach(func(k, _ []byte) error { old = append(old, append([]byte{}, k...)); return nil })
+	for _, k := range old {
+		mb.Delete(k)
+	}
 	sb := tx.Bucket(bucketSums)
 	return tx.Bucket(bucketOrder).ForEach(func(_, id []byte) error {
 		var rec record
 		if json.Unmarshal(sb.Get(id), &rec) != nil {
 			return nil
 		}
-		st, err := boltHistory(tx, rec.Board, rec.Serial, rec.MAC)
-		if err != nil {
-			return err
-		}
-		if err := boltRecord(tx, rec.ID, rec.Board, rec.Serial, rec.MAC, rec.Received); err != nil {
+		h, uses := boltHistory(tx, rec.Board, rec.Serial, []string{macKey(rec.MAC)})
+		st, _ := decide(&plan.Report{Serial: rec.Serial, MAC: rec.MAC}, rec.Fixture, h, uses, Rules{})
+		if err := boltRecord(tx, rec.ID, rec.Board, rec.Serial, []string{macKey(rec.MAC)}, rec.Received, h, rec.MAC, rec.Verdict, rec.Fixture); err != nil {
 			return err
 		}
 		rec.Attempt, rec.DuplicateMAC = st.Attempt, st.DuplicateMAC
@@ -127,45 +133,57 @@ func backfillHistory(tx *bolt.Tx) error {
 	})
 }
 
-// boltHistory is what the store knows of a board before a report of it: the attempt
-// this report is, and the other serials that reported its MAC.
-func boltHistory(tx *bolt.Tx, board, serial, mac string) (Stored, error) {
-	n, _ := strconv.Atoi(string(tx.Bucket(bucketSerials).Get([]byte(serialKey(board, serial)))))
-	st := Stored{Attempt: n + 1}
-	if k := macKey(mac); k != "" {
+// boltHistory is what the store knows of a board before a report of it: its serial's
+// history, and the other serials that reported any of macs.
+func boltHistory(tx *bolt.Tx, board, serial string, macs []string) (serialHistory, []MACUse) {
+	h := serialHistory{}
+	json.Unmarshal(tx.Bucket(bucketHistory).Get([]byte(serialKey(board, serial))), &h)
+	var dups []MACUse
+	for _, k := range macs {
+		if k == "" {
+			continue
+		}
 		var uses []MACUse
 		json.Unmarshal(tx.Bucket(bucketMACs).Get([]byte(k)), &uses)
 		for _, u := range uses {
-			if (u.Board != board || u.Serial != serial) && len(st.DuplicateMAC) < MaxMACUses {
-				st.DuplicateMAC = append(st.DuplicateMAC, u)
+			if u.Board != board || u.Serial != serial {
+				u.MAC = k
+				dups = append(dups, u)
 			}
 		}
 	}
-	return st, nil
+	return h, dups
 }
 
-// boltRecord counts a stored report into the attempts and the MACs.
-func boltRecord(tx *bolt.Tx, id, board, serial, mac string, received time.Time) error {
-	sk := []byte(serialKey(board, serial))
-	n, _ := strconv.Atoi(string(tx.Bucket(bucketSerials).Get(sk)))
-	if err := tx.Bucket(bucketSerials).Put(sk, []byte(strconv.Itoa(n+1))); err != nil {
-		return err
-	}
-	k := macKey(mac)
-	if k == "" {
-		return nil
-	}
-	mb := tx.Bucket(bucketMACs)
-	var uses []MACUse
-	json.Unmarshal(mb.Get([]byte(k)), &uses)
-	if len(uses) >= 4*MaxMACUses || slices.ContainsFunc(uses, func(u MACUse) bool { return u.Board == board && u.Serial == serial }) {
-		return nil // known, or a placeholder's list long enough to flag every next board
-	}
-	b, err := json.Marshal(append(uses, MACUse{Board: board, Serial: serial, FirstSeen: received.UTC(), Report: id}))
+// boltRecord counts a stored report into its serial's history h and its MACs' uses.
+func boltRecord(tx *bolt.Tx, id, board, serial string, macs []string, received time.Time, h serialHistory, mac, verdict, fixture string) error {
+	h.count(mac, verdict, fixture)
+	hb, err := json.Marshal(h)
 	if err != nil {
 		return err
 	}
-	return mb.Put([]byte(k), b)
+	if err := tx.Bucket(bucketHistory).Put([]byte(serialKey(board, serial)), hb); err != nil {
+		return err
+	}
+	mb := tx.Bucket(bucketMACs)
+	for _, k := range macs {
+		if k == "" {
+			continue
+		}
+		var uses []MACUse
+		json.Unmarshal(mb.Get([]byte(k)), &uses)
+		if len(uses) >= 4*MaxMACUses || slices.ContainsFunc(uses, func(u MACUse) bool { return u.Board == board && u.Serial == serial }) {
+			continue // known, or a placeholder's list long enough to flag every next board
+		}
+		b, err := json.Marshal(append(uses, MACUse{Board: board, Serial: serial, FirstSeen: received.UTC(), Report: id}))
+		if err != nil {
+			return err
+		}
+		if err := mb.Put([]byte(k), b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Close closes the file.
@@ -173,7 +191,7 @@ func (s *BoltStore) Close() error { return s.db.Close() }
 
 // Put stores a checked report, its body and meta in one transaction: all or nothing.
 // An id is written once: what is stored is never overwritten.
-func (s *BoltStore) Put(r *plan.Report, body []byte, received time.Time, meta Meta, policy MACPolicy) (Stored, error) {
+func (s *BoltStore) Put(r *plan.Report, body []byte, received time.Time, meta Meta, rules Rules) (Stored, error) {
 	var st Stored
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		rb := tx.Bucket(bucketReports)
@@ -183,14 +201,14 @@ func (s *BoltStore) Put(r *plan.Report, body []byte, received time.Time, meta Me
 			}
 			return ErrConflict
 		}
+		macs := reportMACs(r)
+		h, uses := boltHistory(tx, r.Board, r.Serial, macs)
 		var err error
-		if st, err = boltHistory(tx, r.Board, r.Serial, r.MAC); err != nil {
+		if st, err = decide(r, meta.Fixture, h, uses, rules); err != nil {
 			return err
 		}
-		if policy == MACReject && len(st.DuplicateMAC) > 0 {
-			return &DuplicateMACError{MAC: r.MAC, Uses: st.DuplicateMAC}
-		}
-		if err := boltRecord(tx, r.ID, r.Board, r.Serial, r.MAC, received); err != nil {
+		meta.Flags = append(meta.Flags, st.Flags...)
+		if err := boltRecord(tx, r.ID, r.Board, r.Serial, macs, received, h, r.MAC, r.Verdict, meta.Fixture); err != nil {
 			return err
 		}
 		if err := rb.Put([]byte(r.ID), body); err != nil {

@@ -226,7 +226,7 @@ func DecodeReport(body []byte) (*plan.Report, error) {
 }
 
 // stationKeys are the fields the station appends to a report it serves.
-var stationKeys = []string{"attempt", "duplicate_mac", "station_port", "received", "station_version", "flags"}
+var stationKeys = []string{"attempt", "duplicate_mac", "station_port", "station_ports", "received", "station_version", "flags"}
 
 // MaxAttempts bounds a step's earlier attempts (a plan retries a step at most 10 times).
 const MaxAttempts = 10
@@ -281,6 +281,13 @@ func checkHeader(r *plan.Report) error {
 	for name, v := range r.Texts() {
 		if len(v) > MaxText || !plain(v) {
 			return fmt.Errorf("%s: want at most %d characters without control characters", name, MaxText)
+		}
+	}
+	// Every MAC is one (the duplicate check compares them as plan.NormalizeMAC writes
+	// them), and none is missing.
+	for _, m := range append([]string{r.MAC}, portMACs(r)...) {
+		if _, err := plan.NormalizeMAC(m); err != nil {
+			return fmt.Errorf("mac: %v: every report names its ports' MACs", err)
 		}
 	}
 	if r.Build != nil && r.Build.ID == "" {

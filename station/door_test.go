@@ -208,7 +208,7 @@ func TestBackfill(t *testing.T) {
 		var r plan.Report
 		body := report(id, "zc702", "PASS", 900)
 		json.Unmarshal(body, &r)
-		if _, err := st.Put(&r, body, time.Now(), Meta{}, MACFlag); err != nil {
+		if _, err := st.Put(&r, body, time.Now(), Meta{}, Rules{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -242,7 +242,7 @@ func BenchmarkPage10k(b *testing.B) {
 		json.Unmarshal(report(fmt.Sprintf("r%05d", i), []string{"zc702", "zcu102"}[i%2], "PASS", 900), &r)
 		r.Show = show
 		body, _ := json.Marshal(r)
-		if _, err := st.Put(&r, body, time.Now(), Meta{}, MACFlag); err != nil {
+		if _, err := st.Put(&r, body, time.Now(), Meta{}, Rules{}); err != nil {
 			b.Fatal(err)
 		}
 	}

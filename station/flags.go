@@ -15,8 +15,15 @@ func PolicyFlags(fs *flag.FlagSet, o *Options) func() error {
 	fs.IntVar(&o.FixtureAlarm, "fixture-alarm", DefaultFixtureAlarm, "raise a fixture alarm when one step fails on `N` different boards in a row on one fixture")
 	plans := fs.String("plans", "", "the plans the line runs: the *.yaml files in `DIR`; a report of another plan (its plan_sha256) is flagged, or rejected with --plan-policy reject")
 	planPolicy := cli.Choice(fs, "plan-policy", "flag", "a report of a plan not in --plans: flag it, or reject it (409: the board's run fails)", "flag", "reject")
+	fs.IntVar(&o.MaxAttempts, "max-attempts", 0, "a board (serial and MAC) whose reports failed `N` times is for repair: its next report is flagged, or rejected with --retest-policy reject (default: no limit)")
+	fs.BoolVar(&o.RetestElsewhere, "retest-elsewhere", false, "a retest after a failure must come from another fixture than the failure's")
+	retestPolicy := cli.Choice(fs, "retest-policy", "flag", "a report that breaks --max-attempts or --retest-elsewhere: flag it, or reject it (409: the board's run fails)", "flag", "reject")
 	return func() error {
 		o.MACPolicy, _ = ParseMACPolicy(*macPolicy)
+		o.RetestPolicy, _ = ParsePolicy(*retestPolicy)
+		if o.MaxAttempts < 0 || o.MaxAttempts > 1000 {
+			return badinput.Errorf("--max-attempts %d: want 1..1000 failures, or 0 for no limit", o.MaxAttempts)
+		}
 		if o.FixtureAlarm < 2 || o.FixtureAlarm > 100 {
 			return badinput.Errorf("--fixture-alarm %d: want 2..100 boards", o.FixtureAlarm)
 		}

@@ -75,7 +75,7 @@ func TestOneReportHang(t *testing.T) {
 	hs.Close()
 
 	// An older station stored it: the index and every page take it.
-	if _, err := st.Put(r, body, time.Now(), Meta{}, MACFlag); err != nil {
+	if _, err := st.Put(r, body, time.Now(), Meta{}, Rules{}); err != nil {
 		t.Fatal(err)
 	}
 	srv, err := NewServer(st, log.New(io.Discard, "", 0), Options{})

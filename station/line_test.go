@@ -67,7 +67,7 @@ func lineContract(t *testing.T, open, other func(t *testing.T) Store) {
 	st := open(t)
 	t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 	put := func(st Store, body []byte, at time.Duration, policy MACPolicy) (Stored, error) {
-		return st.Put(decoded(t, body), body, t0.Add(at), Meta{}, policy)
+		return st.Put(decoded(t, body), body, t0.Add(at), Meta{}, Rules{MAC: policy})
 	}
 	a1 := boardReport("h-a1", "A", "00:0a:35:00:00:01", "f1", "FAIL", "tcp-up")
 	if got, err := put(st, a1, 0, MACFlag); err != nil || got.Attempt != 1 || len(got.DuplicateMAC) != 0 {
@@ -357,7 +357,7 @@ func TestMultiPortReport(t *testing.T) {
 		json.Unmarshal(report(id, "zcu102", "PASS", 900), &r)
 		r.Serial = serial
 		r.Steps = []plan.StepResult{{ID: "tcp-up.eth0", Type: "iperf3", Pass: true, Summary: "ok", Port: "eth0"}, {ID: "tcp-up.eth1", Type: "iperf3", Pass: eth1, Summary: "slow", Port: "eth1"}}
-		r.Ports = []plan.PortReport{{Interface: "eth0", Verdict: "PASS", Failed: []string{}}, {Interface: "eth1", Verdict: "PASS", Failed: []string{}}}
+		r.Ports = []plan.PortReport{{Interface: "eth0", MAC: r.MAC, Verdict: "PASS", Failed: []string{}}, {Interface: "eth1", MAC: "00:0a:35:00:02:" + fmt.Sprintf("%02x", serial[0]), Verdict: "PASS", Failed: []string{}}}
 		if !eth1 {
 			r.Verdict, r.Failed = "FAIL", []string{"tcp-up.eth1"}
 			r.Ports[1].Verdict, r.Ports[1].Failed = "FAIL", []string{"tcp-up"}

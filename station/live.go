@@ -27,7 +27,9 @@ type Live struct {
 	// without its report.
 	State  string `json:"state"`
 	Remote string `json:"remote"`
-	port   *portSample
+	// samples are the station's ports' counters at the board's first event: the port it
+	// came in by, and the one of each of its ports' stations.
+	samples map[string]*portSample
 }
 
 // lostGrace is how long past its budget a board may take to deliver its report before
@@ -63,12 +65,22 @@ func checkLive(e *LiveEvent) error {
 	if e.Steps < 0 || e.Steps > MaxSteps || e.Index < 0 || e.Index > e.Steps {
 		return fmt.Errorf("step %d of %d: want 0..%d", e.Index, e.Steps, MaxSteps)
 	}
+	if len(e.Ports) > plan.MaxPorts {
+		return fmt.Errorf("%d ports: at most %d", len(e.Ports), plan.MaxPorts)
+	}
+	for _, p := range e.Ports {
+		for name, v := range map[string]string{"port": p.Interface, "port mac": p.MAC, "port station": p.Station} {
+			if len(v) > MaxText || !plain(v) {
+				return fmt.Errorf("%s: want at most %d characters without control characters", name, MaxText)
+			}
+		}
+	}
 	return nil
 }
 
-// note records an event; port is the station's port it came in by, sampled at the
-// board's first event.
-func (l *liveBoards) note(e LiveEvent, remote string, now time.Time, sample func() *portSample) {
+// note records an event; sample reads the station's ports' counters at the board's
+// first event.
+func (l *liveBoards) note(e LiveEvent, remote string, now time.Time, sample func() map[string]*portSample) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.boards == nil {
@@ -79,7 +91,7 @@ func (l *liveBoards) note(e LiveEvent, remote string, now time.Time, sample func
 		if len(l.boards) >= maxLive {
 			l.evict(now)
 		}
-		b = &Live{Started: now, port: sample()}
+		b = &Live{Started: now, samples: sample()}
 		l.boards[e.ID] = b
 	}
 	b.LiveEvent, b.Updated, b.Remote = e, now, remote
@@ -96,9 +108,9 @@ func (l *liveBoards) evict(now time.Time) {
 	delete(l.boards, oldest)
 }
 
-// done takes a board out of the list when its report comes, and gives its port's
-// first sample (nil when it posted no start).
-func (l *liveBoards) done(id string) *portSample {
+// done takes a board out of the list when its report comes, and gives its ports' first
+// samples (nil when it posted no start).
+func (l *liveBoards) done(id string) map[string]*portSample {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.boards[id]
@@ -106,7 +118,7 @@ func (l *liveBoards) done(id string) *portSample {
 		return nil
 	}
 	delete(l.boards, id)
-	return b.port
+	return b.samples
 }
 
 // list is the boards in test now, the longest running first; lost ones stay listed
@@ -170,7 +182,19 @@ func (s *Server) postLive(w http.ResponseWriter, req *http.Request) {
 	if e.Fixture == "" {
 		e.Fixture = port
 	}
-	s.live.note(e, who, time.Now(), func() *portSample { return s.ports.sample(port) })
+	s.live.note(e, who, time.Now(), func() map[string]*portSample {
+		out := map[string]*portSample{}
+		names := []string{port}
+		for _, p := range e.Ports {
+			names = append(names, s.ports.ifaceOf(p.Station))
+		}
+		for _, n := range names {
+			if smp := s.ports.sample(n); smp != nil {
+				out[n] = smp
+			}
+		}
+		return out
+	})
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -17,6 +17,8 @@ import (
 // report. A fixture that counts errors for every board is the fixture's fault.
 type PortCounters struct {
 	Name string `json:"name"`
+	// Port is the board's port that came through it, in a multi-port report.
+	Port string `json:"port,omitempty"`
 	// Rose is each counter's rise over the test (only those that rose).
 	Rose    map[string]uint64 `json:"rose"`
 	Seconds float64           `json:"seconds"`
@@ -52,9 +54,17 @@ func (p *ports) portOf(req *http.Request) string {
 	if err != nil {
 		return ""
 	}
+	return p.ifaceOf(host)
+}
+
+// ifaceOf is the station's interface that has the address ip ("" none, or loopback).
+func (p *ports) ifaceOf(ip string) string {
+	if ip == "" {
+		return ""
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if name, ok := p.byIP[host]; ok {
+	if name, ok := p.byIP[ip]; ok {
 		return name
 	}
 	p.byIP = map[string]string{}
@@ -67,7 +77,7 @@ func (p *ports) portOf(req *http.Request) string {
 			}
 		}
 	}
-	if name := p.byIP[host]; name != "lo" {
+	if name := p.byIP[ip]; name != "lo" {
 		return name
 	}
 	return ""

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +48,56 @@ var pgMigrations = []string{
 	CREATE INDEX linerate_reports_serial ON linerate_reports (board, serial);
 	CREATE INDEX linerate_reports_mac ON linerate_reports (mac);
 	CREATE TABLE linerate_acks (alarm text PRIMARY KEY, by_whom text NOT NULL, at timestamptz NOT NULL);`,
+	// 3: the retest rules' facts (each report's verdict and fixture), every MAC of every
+	// report (each port's) for the duplicate check; the MACs are then written in
+	// plan.NormalizeMAC's form (pgNormalizeMACs).
+	`ALTER TABLE linerate_reports ADD COLUMN verdict text NOT NULL DEFAULT '', ADD COLUMN fixture text NOT NULL DEFAULT '';
+	UPDATE linerate_reports SET verdict = coalesce(summary->>'verdict', ''), fixture = coalesce(summary->>'fixture', '');
+	CREATE TABLE linerate_macs (mac text NOT NULL, board text NOT NULL, serial text NOT NULL, report text NOT NULL, received timestamptz NOT NULL);
+	CREATE INDEX linerate_macs_mac ON linerate_macs (mac);`,
+}
+
+// pgAfter are Go steps of a migration, run after its SQL (by the migration's number).
+var pgAfter = map[int]func(ctx context.Context, tx pgx.Tx) error{3: pgNormalizeMACs}
+
+// pgNormalizeMACs writes every stored report's MAC in plan.NormalizeMAC's form and
+// indexes it in linerate_macs (a store from before every port's MAC was checked: the
+// first port's only).
+func pgNormalizeMACs(ctx context.Context, tx pgx.Tx) error {
+	rows, err := tx.Query(ctx, `SELECT id, mac, board, serial, received FROM linerate_reports`)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		id, mac, board, serial string
+		received               time.Time
+	}
+	var all []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.id, &r.mac, &r.board, &r.serial, &r.received); err != nil {
+			rows.Close()
+			return err
+		}
+		all = append(all, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, r := range all {
+		k := macKey(r.mac)
+		if _, err := tx.Exec(ctx, `UPDATE linerate_reports SET mac = $1 WHERE id = $2`, k, r.id); err != nil {
+			return err
+		}
+		if k == "" {
+			continue
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO linerate_macs (mac, board, serial, report, received) VALUES ($1, $2, $3, $4, $5)`, k, r.board, r.serial, r.id, r.received); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // OpenPG connects to the database of conn (postgres://... or key=value) and brings its
@@ -96,6 +147,11 @@ func (s *PGStore) migrate(ctx context.Context) error {
 			if _, err := tx.Exec(ctx, pgMigrations[v]); err != nil {
 				return fmt.Errorf("database schema version %d: %w", v+1, err)
 			}
+			if after := pgAfter[v+1]; after != nil {
+				if err := after(ctx, tx); err != nil {
+					return fmt.Errorf("database schema version %d: %w", v+1, err)
+				}
+			}
 		}
 		_, err = tx.Exec(ctx, `UPDATE linerate_schema SET version = $1`, v)
 		return err
@@ -110,85 +166,124 @@ func pgCtx() (context.Context, context.CancelFunc) {
 }
 
 // Put stores the report in one transaction; an id is written once. The board's history
-// is read under advisory locks on its serial and its MAC, so that two stations storing
-// reports of one MAC or one serial at once take turns and the second sees the first.
-func (s *PGStore) Put(r *plan.Report, body []byte, received time.Time, meta Meta, policy MACPolicy) (Stored, error) {
+// is read under advisory locks on its serial and each of its MACs (taken in one order,
+// so two stations never wait on each other), so that two stations storing reports of
+// one MAC or one serial at once take turns and the second sees the first.
+func (s *PGStore) Put(r *plan.Report, body []byte, received time.Time, meta Meta, rules Rules) (Stored, error) {
 	ctx, cancel := pgCtx()
 	defer cancel()
-	mac := macKey(r.MAC)
+	macs := reportMACs(r)
 	var st Stored
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// Locks in one order (serial, then MAC): two stations never wait on each other.
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('serial:' || $1)), pg_advisory_xact_lock(hashtext('mac:' || $2))`, r.Board+"\t"+r.Serial, mac); err != nil {
+		locks := append([]string{"serial:" + r.Board + "\t" + r.Serial}, sortedMACLocks(macs)...)
+		for _, l := range locks {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, l); err != nil {
+				return err
+			}
+		}
+		if err := pgExisting(ctx, tx, r.ID, body); err != nil {
 			return err
 		}
-		var old []byte
-		switch err := tx.QueryRow(ctx, `SELECT body FROM linerate_reports WHERE id = $1`, r.ID).Scan(&old); {
-		case err == nil && bytes.Equal(old, body):
-			return ErrExists
-		case err == nil:
-			return ErrConflict
-		case !errors.Is(err, pgx.ErrNoRows):
+		h, uses, err := pgHistory(ctx, tx, r.Board, r.Serial, macs)
+		if err != nil {
 			return err
 		}
-		var err error
-		if st, err = pgHistory(ctx, tx, r.Board, r.Serial, mac); err != nil {
+		if st, err = decide(r, meta.Fixture, h, uses, rules); err != nil {
 			return err
 		}
-		if policy == MACReject && len(st.DuplicateMAC) > 0 {
-			return &DuplicateMACError{MAC: r.MAC, Uses: st.DuplicateMAC}
-		}
+		meta.Flags = append(meta.Flags, st.Flags...)
 		rec, err := json.Marshal(recordOf(r, received, meta, st))
 		if err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `INSERT INTO linerate_reports (id, body, received, summary, posted_by, remote, board, serial, mac)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
-			r.ID, body, received.UTC(), rec, meta.PostedBy, meta.Remote, r.Board, r.Serial, mac)
+		tag, err := tx.Exec(ctx, `INSERT INTO linerate_reports (id, body, received, summary, posted_by, remote, board, serial, mac, verdict, fixture)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`,
+			r.ID, body, received.UTC(), rec, meta.PostedBy, meta.Remote, r.Board, r.Serial, macKey(r.MAC), r.Verdict, meta.Fixture)
 		if err != nil {
 			return err
 		}
 		if tag.RowsAffected() == 0 {
 			// Another station stored this id between the check and now (its locks are
 			// the same serial's): what it stored decides.
-			if err := tx.QueryRow(ctx, `SELECT body FROM linerate_reports WHERE id = $1`, r.ID).Scan(&old); err != nil {
+			return pgExisting(ctx, tx, r.ID, body)
+		}
+		for _, m := range macs {
+			if _, err := tx.Exec(ctx, `INSERT INTO linerate_macs (mac, board, serial, report, received) VALUES ($1, $2, $3, $4, $5)`, m, r.Board, r.Serial, r.ID, received.UTC()); err != nil {
 				return err
 			}
-			if bytes.Equal(old, body) {
-				return ErrExists
-			}
-			return ErrConflict
 		}
 		return nil
 	})
 	return st, err
 }
 
-// pgHistory is the board's history before a report: its attempt, and the other serials
-// that reported its MAC with their first report.
-func pgHistory(ctx context.Context, tx pgx.Tx, board, serial, mac string) (Stored, error) {
-	var st Stored
-	if err := tx.QueryRow(ctx, `SELECT count(*) + 1 FROM linerate_reports WHERE board = $1 AND serial = $2`, board, serial).Scan(&st.Attempt); err != nil {
-		return st, err
+// sortedMACLocks are the advisory locks of macs, in one order.
+func sortedMACLocks(macs []string) []string {
+	out := make([]string, len(macs))
+	for i, m := range macs {
+		out[i] = "mac:" + m
 	}
-	if mac == "" {
-		return st, nil
+	slices.Sort(out)
+	return out
+}
+
+// pgExisting is ErrExists when id is stored with body, ErrConflict when with another
+// body, nil when it is not stored.
+func pgExisting(ctx context.Context, tx pgx.Tx, id string, body []byte) error {
+	var old []byte
+	switch err := tx.QueryRow(ctx, `SELECT body FROM linerate_reports WHERE id = $1`, id).Scan(&old); {
+	case err == nil && bytes.Equal(old, body):
+		return ErrExists
+	case err == nil:
+		return ErrConflict
+	case !errors.Is(err, pgx.ErrNoRows):
+		return err
 	}
-	rows, err := tx.Query(ctx, `SELECT board, serial, received, id FROM (SELECT DISTINCT ON (board, serial) board, serial, received, id FROM linerate_reports
-		WHERE mac = $1 AND NOT (board = $2 AND serial = $3) ORDER BY board, serial, received, id) u ORDER BY received, id LIMIT $4`, mac, board, serial, MaxMACUses)
+	return nil
+}
+
+// pgHistory is the board's history before a report: its serial's reports by MAC (how
+// many, how many failed, the last one's fixture and verdict), and the other serials that
+// reported one of macs, each with its first report.
+func pgHistory(ctx context.Context, tx pgx.Tx, board, serial string, macs []string) (serialHistory, []MACUse, error) {
+	h := serialHistory{}
+	rows, err := tx.Query(ctx, `SELECT mac, count(*), count(*) FILTER (WHERE verdict <> 'PASS'),
+		(array_agg(fixture ORDER BY received DESC, seq DESC))[1], (array_agg(verdict ORDER BY received DESC, seq DESC))[1]
+		FROM linerate_reports WHERE board = $1 AND serial = $2 GROUP BY mac`, board, serial)
 	if err != nil {
-		return st, err
+		return nil, nil, err
+	}
+	for rows.Next() {
+		var mac, verdict string
+		m := &macHistory{}
+		if err := rows.Scan(&mac, &m.N, &m.Fails, &m.LastFixture, &verdict); err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		m.LastPass = verdict == "PASS"
+		h[mac] = m
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	rows, err = tx.Query(ctx, `SELECT mac, board, serial, received, report FROM (SELECT DISTINCT ON (mac, board, serial) mac, board, serial, received, report
+		FROM linerate_macs WHERE mac = ANY($1) AND NOT (board = $2 AND serial = $3) ORDER BY mac, board, serial, received, report) u
+		ORDER BY received, report LIMIT $4`, macs, board, serial, 4*MaxMACUses)
+	if err != nil {
+		return nil, nil, err
 	}
 	defer rows.Close()
+	var uses []MACUse
 	for rows.Next() {
 		var u MACUse
-		if err := rows.Scan(&u.Board, &u.Serial, &u.FirstSeen, &u.Report); err != nil {
-			return st, err
+		if err := rows.Scan(&u.MAC, &u.Board, &u.Serial, &u.FirstSeen, &u.Report); err != nil {
+			return nil, nil, err
 		}
 		u.FirstSeen = u.FirstSeen.UTC()
-		st.DuplicateMAC = append(st.DuplicateMAC, u)
+		uses = append(uses, u)
 	}
-	return st, rows.Err()
+	return h, uses, rows.Err()
 }
 
 // storable says whether id could be a stored id at all: PostgreSQL's text takes no NUL

@@ -94,7 +94,7 @@ func BenchmarkLineScale(b *testing.B) {
 				}
 				at := end.Add(-year + time.Duration(float64(year)*float64(i)/float64(n)))
 				r, body := scaleReport(i, at, rng)
-				if _, err := st.Put(r, body, at, Meta{Fixture: r.Fixture}, MACFlag); err != nil {
+				if _, err := st.Put(r, body, at, Meta{Fixture: r.Fixture}, Rules{}); err != nil {
 					b.Error(err)
 					return
 				}

@@ -63,6 +63,12 @@ type Options struct {
 	// another plan gets.
 	Plans      Plans
 	PlanPolicy Policy
+	// The retest rules (Rules): a board failed MaxAttempts times is for repair (0: no
+	// limit); with RetestElsewhere a retest after a failure must come from another
+	// fixture; RetestPolicy is what a report that breaks either gets.
+	MaxAttempts     int
+	RetestElsewhere bool
+	RetestPolicy    Policy
 }
 
 // MaxLabels is how many distinct boards, and step ids, the metrics name; the rest are
@@ -239,15 +245,20 @@ func (s *Server) postReport(w http.ResponseWriter, req *http.Request) {
 	}
 	meta.Flags = flags
 	// The fixture is the board's word for it, else the station's port it came through;
-	// that port's counters over the test, when the board posted its start.
-	meta.Fixture = cmp.Or(r.Fixture, s.ports.portOf(req))
-	meta.Port = s.ports.since(s.live.done(r.ID))
+	// that port's counters over the test, when the board posted its start, and each of
+	// its ports' station port's.
+	in := s.ports.portOf(req)
+	meta.Fixture = cmp.Or(r.Fixture, in)
+	samples := s.live.done(r.ID)
+	meta.Port = s.ports.since(samples[in])
+	meta.StationPorts = s.stationPorts(r, samples)
 	now := time.Now()
-	st, err := s.store.Put(r, body, now, meta, s.opts.MACPolicy)
+	st, err := s.store.Put(r, body, now, meta, Rules{MAC: s.opts.MACPolicy, MaxAttempts: s.opts.MaxAttempts, RetestElsewhere: s.opts.RetestElsewhere, Retest: s.opts.RetestPolicy})
 	if err != nil {
 		s.putRefused(w, r.ID, who, err)
 		return
 	}
+	meta.Flags = append(meta.Flags, st.Flags...)
 	// Into the index at once (a read of the store after every post would cost every
 	// board's post the reports around it); other stations' come with the next read.
 	rec := recordOf(r, now, meta, st)
@@ -260,6 +271,26 @@ func (s *Server) postReport(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Location", "/api/reports/"+r.ID)
 	w.WriteHeader(http.StatusCreated)
 	fmt.Fprintf(w, "report %s stored: %s\n", r.ID, note)
+}
+
+// stationPorts are the station's ports each of a multi-port report's ports came through
+// (the one holding the address its plan's station gives it), with their counters over
+// the test where the board posted its start.
+func (s *Server) stationPorts(r *plan.Report, samples map[string]*portSample) []PortCounters {
+	if r.Plan == nil || len(r.Ports) == 0 {
+		return nil
+	}
+	var out []PortCounters
+	for _, p := range r.Plan.Ports {
+		name := s.ports.ifaceOf(p.Station.Address)
+		pc := s.ports.since(samples[name])
+		if pc == nil {
+			pc = &PortCounters{Name: name}
+		}
+		pc.Port = p.Interface
+		out = append(out, *pc)
+	}
+	return out
 }
 
 // policies are the flags the line's policies give a report, or the rejection of one.
@@ -324,7 +355,10 @@ func readReport(w http.ResponseWriter, req *http.Request) ([]byte, *plan.Report,
 // duplicate MAC under MACReject, 500 when the store failed.
 func (s *Server) putRefused(w http.ResponseWriter, id, who string, err error) {
 	var dup *DuplicateMACError
+	var pe *PolicyError
 	switch {
+	case errors.As(err, &pe):
+		s.policyRefused(w, id, who, err)
 	case errors.Is(err, ErrExists):
 		w.WriteHeader(http.StatusOK)
 		fmt.Fprintf(w, "report %s already stored\n", id)
@@ -471,6 +505,9 @@ func (s *Server) annotated(id string, body []byte) []byte {
 	}
 	if len(rec.Flags) > 0 {
 		add["flags"] = rec.Flags
+	}
+	if len(rec.StationPorts) > 0 {
+		add["station_ports"] = rec.StationPorts
 	}
 	if len(rec.DuplicateMAC) > 0 {
 		add["duplicate_mac"] = rec.DuplicateMAC

@@ -21,11 +21,12 @@ import (
 type Store interface {
 	// Put stores a checked report, its body and meta in one transaction; ErrExists for
 	// the same id and body again, ErrConflict for the same id with another body. It
-	// says what it found of the board's history (the attempt, the other serials with its
-	// MAC), which the stored summary carries too; under MACReject a report whose MAC
-	// another serial reported is a *DuplicateMACError and is not stored. Stations on one
-	// database see each other's reports in this.
-	Put(r *plan.Report, body []byte, received time.Time, meta Meta, policy MACPolicy) (Stored, error)
+	// says what it found of the board's history (the attempt, the other serials with one
+	// of its MACs, its failures) and the flags the line's rules give it, which the stored
+	// summary carries too; a report the rules refuse (a duplicate MAC under MACReject, a
+	// board for repair under reject) is a *DuplicateMACError or *PolicyError and is not
+	// stored. Stations on one database see each other's reports in this.
+	Put(r *plan.Report, body []byte, received time.Time, meta Meta, rules Rules) (Stored, error)
 	// Get returns a report's JSON; ErrNotFound for an id not stored, another error when
 	// the store cannot answer.
 	Get(id string) ([]byte, error)
@@ -95,6 +96,9 @@ type Meta struct {
 	Remote   string        `json:"remote,omitempty"`
 	Fixture  string        `json:"fixture,omitempty"`
 	Port     *PortCounters `json:"station_port,omitempty"`
+	// StationPorts are the station's ports a multi-port report's ports came through, each
+	// naming the board's port, with its counters over the test.
+	StationPorts []PortCounters `json:"station_ports,omitempty"`
 	// StationVersion is the linerate of the station that took the report.
 	StationVersion string `json:"station_version,omitempty"`
 	// Flags are the line's rules the report broke, as the station's policies flagged it.

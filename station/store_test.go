@@ -55,16 +55,16 @@ func storeContract(t *testing.T, su storeUnderTest) {
 	st := su.open(t)
 	t0 := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
 	a, b := report("c-a", "zc702", "PASS", 900), report("c-b", "zcu102", "FAIL", 100)
-	if _, err := st.Put(decoded(t, b), b, t0.Add(time.Minute), Meta{PostedBy: "line-2", Remote: "10.0.0.9:4000"}, MACFlag); err != nil {
+	if _, err := st.Put(decoded(t, b), b, t0.Add(time.Minute), Meta{PostedBy: "line-2", Remote: "10.0.0.9:4000"}, Rules{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Put(decoded(t, a), a, t0, Meta{PostedBy: "line-1", Remote: "10.0.0.8:4000"}, MACFlag); err != nil {
+	if _, err := st.Put(decoded(t, a), a, t0, Meta{PostedBy: "line-1", Remote: "10.0.0.8:4000"}, Rules{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Put(decoded(t, a), a, t0.Add(time.Hour), Meta{}, MACFlag); !errors.Is(err, ErrExists) {
+	if _, err := st.Put(decoded(t, a), a, t0.Add(time.Hour), Meta{}, Rules{}); !errors.Is(err, ErrExists) {
 		t.Errorf("the same report again: %v, want ErrExists", err)
 	}
-	if _, err := st.Put(decoded(t, a), b, t0.Add(time.Hour), Meta{}, MACFlag); !errors.Is(err, ErrConflict) {
+	if _, err := st.Put(decoded(t, a), b, t0.Add(time.Hour), Meta{}, Rules{}); !errors.Is(err, ErrConflict) {
 		t.Errorf("another body under a stored id: %v, want ErrConflict", err)
 	}
 	check := func(st Store, when string) {
@@ -109,7 +109,7 @@ func storeContract(t *testing.T, su storeUnderTest) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = st.Put(decoded(t, bodies[i]), bodies[i], t0.Add(2*time.Hour), Meta{}, MACFlag)
+			_, errs[i] = st.Put(decoded(t, bodies[i]), bodies[i], t0.Add(2*time.Hour), Meta{}, Rules{})
 		}()
 	}
 	wg.Wait()

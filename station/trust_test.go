@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -119,6 +120,112 @@ func TestTraceability(t *testing.T) {
 		}
 		if code, msg := post(t, base, traced(t, "r2", "S1", "ann", "b1", line)); code != 201 {
 			t.Errorf("the line's plan: %d %s", code, msg)
+		}
+	})
+}
+
+// board is a report of a board: its serial, fixture, verdict and its ports' MACs (the
+// first the report's own).
+func board(t *testing.T, id, serial, fixture, verdict string, macs ...string) []byte {
+	t.Helper()
+	var r plan.Report
+	json.Unmarshal(report(id, "zc702", "PASS", 941), &r)
+	r.Serial, r.Fixture, r.MAC = serial, fixture, macs[0]
+	if len(macs) > 1 {
+		for i, m := range macs {
+			r.Ports = append(r.Ports, plan.PortReport{Interface: fmt.Sprintf("eth%d", i), MAC: m, Verdict: "PASS", Failed: []string{}})
+		}
+	}
+	if verdict == "FAIL" {
+		r.Steps[1].Pass = false
+	}
+	r.Judge()
+	b, _ := json.Marshal(r)
+	return b
+}
+
+// TestEveryPortsMAC on both stores: MACs compared as one form whatever their writing,
+// every port's MAC checked against other boards', an empty MAC refused, and a serial
+// seen again on a board with another MAC a reused serial, not a retest.
+func TestEveryPortsMAC(t *testing.T) {
+	eachStore(t, Options{MACPolicy: MACReject}, func(t *testing.T, base string) {
+		if code, msg := post(t, base, board(t, "n1", "N1", "", "PASS", "00:0a:35:aa:bb:01")); code != 201 {
+			t.Fatal(code, msg)
+		}
+		for i, m := range []string{"00-0A-35-AA-BB-01", "000a35aabb01", "000a.35aa.bb01", "0:a:35:aa:bb:1"} {
+			if code, msg := post(t, base, board(t, fmt.Sprint("n2", i), fmt.Sprint("N2", i), "", "PASS", m)); code != 409 || !strings.Contains(msg, "duplicate MAC 00:0a:35:aa:bb:01: already reported by zc702 N1") {
+				t.Errorf("%s: %d %s", m, code, msg)
+			}
+		}
+		if code, msg := post(t, base, board(t, "n3", "N3", "", "PASS", "")); code != 422 || !strings.Contains(msg, "mac: no MAC") {
+			t.Errorf("no MAC: %d %s", code, msg)
+		}
+		// A second board whose second port has the first board's second port's MAC.
+		if code, msg := post(t, base, board(t, "p1", "P1", "", "PASS", "00:0a:35:00:10:00", "00:0a:35:00:10:01")); code != 201 {
+			t.Fatal(code, msg)
+		}
+		if code, msg := post(t, base, board(t, "p2", "P2", "", "PASS", "00:0a:35:00:20:00", "00:0A:35:00:10:01")); code != 409 || !strings.Contains(msg, "duplicate MAC 00:0a:35:00:10:01: already reported by zc702 P1") {
+			t.Errorf("port 2's MAC: %d %s", code, msg)
+		}
+	})
+	eachStore(t, Options{}, func(t *testing.T, base string) {
+		post(t, base, board(t, "p1", "P1", "", "PASS", "00:0a:35:00:10:00", "00:0a:35:00:10:01"))
+		post(t, base, board(t, "p2", "P2", "", "PASS", "00:0a:35:00:20:00", "00:0a:35:00:10:01"))
+		var s struct {
+			Dup []MACUse `json:"duplicate_mac"`
+		}
+		_, body := get(t, base+"/api/reports/p2")
+		if json.Unmarshal([]byte(body), &s); len(s.Dup) != 1 || s.Dup[0].Serial != "P1" || s.Dup[0].MAC != "00:0a:35:00:10:01" {
+			t.Errorf("flagged: %+v", s.Dup)
+		}
+		// Serial R on one board, then on another: a reused serial, attempt 1.
+		post(t, base, board(t, "r1", "R", "", "FAIL", "00:0a:35:00:30:00"))
+		post(t, base, board(t, "r2", "R", "", "PASS", "00:0a:35:00:40:00"))
+		var r struct {
+			Attempt int          `json:"attempt"`
+			Flags   []ReportFlag `json:"flags"`
+		}
+		_, body = get(t, base+"/api/reports/r2")
+		if json.Unmarshal([]byte(body), &r); r.Attempt != 1 || len(r.Flags) != 1 || r.Flags[0].Kind != FlagReusedSerial || !strings.Contains(r.Flags[0].Text, "reported before with MAC 00:0a:35:00:30:00") {
+			t.Errorf("a reused serial: %+v", r)
+		}
+	})
+}
+
+// TestRetestRules on both stores: with --max-attempts 3 a board's fourth attempt after
+// three failures is refused (flagged for repair under flag); with --retest-elsewhere a
+// retest after a failure on the same fixture is refused, on another taken.
+func TestRetestRules(t *testing.T) {
+	eachStore(t, Options{MaxAttempts: 3, RetestElsewhere: true, RetestPolicy: Reject}, func(t *testing.T, base string) {
+		mac := "00:0a:35:00:50:00"
+		for i, f := range []string{"f1", "f2", "f1"} {
+			if code, msg := post(t, base, board(t, fmt.Sprint("a", i), "A", f, "FAIL", mac)); code != 201 {
+				t.Fatalf("attempt %d: %d %s", i+1, code, msg)
+			}
+		}
+		if code, msg := post(t, base, board(t, "a3", "A", "f2", "PASS", mac)); code != 409 || !strings.Contains(msg, "serial A failed 3 times (--max-attempts 3): for repair") {
+			t.Errorf("a fourth attempt: %d %s", code, msg)
+		}
+		post(t, base, board(t, "b0", "B", "f1", "FAIL", "00:0a:35:00:60:00"))
+		if code, msg := post(t, base, board(t, "b1", "B", "f1", "PASS", "00:0a:35:00:60:00")); code != 409 || !strings.Contains(msg, "serial B failed on fixture f1 last time: a retest must come from another fixture") {
+			t.Errorf("a retest on the same fixture: %d %s", code, msg)
+		}
+		if code, msg := post(t, base, board(t, "b2", "B", "f2", "PASS", "00:0a:35:00:60:00")); code != 201 || !strings.Contains(msg, "attempt 2") {
+			t.Errorf("a retest elsewhere: %d %s", code, msg)
+		}
+	})
+	eachStore(t, Options{MaxAttempts: 1}, func(t *testing.T, base string) {
+		post(t, base, board(t, "c0", "C", "f1", "FAIL", "00:0a:35:00:70:00"))
+		post(t, base, board(t, "c1", "C", "f1", "FAIL", "00:0a:35:00:70:00"))
+		var r struct {
+			Flags []ReportFlag `json:"flags"`
+		}
+		_, body := get(t, base+"/api/reports/c1")
+		if json.Unmarshal([]byte(body), &r); len(r.Flags) != 1 || r.Flags[0].Kind != FlagRepair {
+			t.Errorf("flagged for repair: %+v", r)
+		}
+		if _, page := get(t, base+"/"); !strings.Contains(page, "repair") {
+			t.Errorf("the page does not show the board for repair")
 		}
 	})
 }

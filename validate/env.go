@@ -26,6 +26,9 @@ type Env struct {
 	// Multi says the plan has several ports; First that Iface is the plan's first (the
 	// port whose MAC a board's EEPROM holds).
 	Multi, First bool
+	// Board ports are every port of the plan, in its order: what a step that compares
+	// its port with the others (the identity's distinct MACs) reads, and does not change.
+	BoardPorts []string
 	// Board is the board's profile (nil: unknown); Serial and SerialSource who the run
 	// says it is.
 	Board                *board.Board

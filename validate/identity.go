@@ -24,6 +24,9 @@ type Identity struct {
 	PlaceholderMACs []string `yaml:"placeholder_macs" json:"placeholder_macs,omitempty" doc:"MACs that stand in for a programmed one, besides U-Boot's hard-coded ones (00:0a:35:00:01:22, ...)"`
 	ExpectOUI       []string `yaml:"expect_oui" json:"expect_oui,omitempty" doc:"the OUIs the MAC must be of (00:0a:35)"`
 	SerialPattern   string   `yaml:"serial_pattern" json:"serial_pattern,omitempty" doc:"a regular expression the whole serial must match; the console prompt asks again until it does"`
+	// MACLayout is how a board's ports' MACs relate: consecutive from the first port's
+	// (eth1 = eth0's + 1, ...), or any (distinct, as every port's must be).
+	MACLayout string `yaml:"mac_layout" json:"mac_layout,omitempty" doc:"how the board's ports' MACs relate: consecutive (each port's is the first port's plus its place in ports:) or any; they must differ either way" default:"any"`
 	// EEPROM: compare with the EEPROM's MAC where the board profile names one (default
 	// true; an emulated board has none).
 	EEPROM *bool `yaml:"eeprom" json:"eeprom,omitempty" doc:"compare the MAC with the identity EEPROM's where the board profile names one" default:"true"`
@@ -54,6 +57,13 @@ func (s *Identity) Check(*plan.Plan) error {
 		}
 		s.ouis = append(s.ouis, hw[:3])
 	}
+	switch s.MACLayout {
+	case "":
+		s.MACLayout = "any"
+	case "any", "consecutive":
+	default:
+		return fmt.Errorf("mac_layout %q: want consecutive or any", s.MACLayout)
+	}
 	if s.SerialPattern != "" {
 		re, err := regexp.Compile("^(?:" + s.SerialPattern + ")$")
 		if err != nil {
@@ -80,6 +90,16 @@ type IdentityFacts struct {
 	Serial       string `json:"serial"`
 	SerialSource string `json:"serial_source"`
 	MACSource    string `json:"mac_source"`
+	// Ports are the MACs of the board's other ports, in the plan's order with this
+	// port's place (Index): what its MAC must differ from, or follow.
+	Ports []PortMAC `json:"ports,omitempty"`
+	Index int       `json:"index,omitempty"`
+}
+
+// PortMAC is a port of the board and its MAC.
+type PortMAC struct {
+	Iface string `json:"interface"`
+	MAC   string `json:"mac"`
 }
 
 // Run reads the port's MAC, the device tree's and the EEPROM's.
@@ -89,6 +109,13 @@ func (s *Identity) Run(ctx context.Context, e Env) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("interface %s: %w", e.Iface, err)
 	}
 	f := IdentityFacts{MAC: mac, Serial: e.Serial, SerialSource: e.SerialSource}
+	for i, p := range e.BoardPorts {
+		if p == e.Iface {
+			f.Index = i
+		}
+		m, _ := nic.ReadFile(e.Root, filepath.Join("sys/class/net", p, "address"))
+		f.Ports = append(f.Ports, PortMAC{p, m})
+	}
 	f.DTProp, f.DTMAC = dtMAC(e.Root, e.Iface)
 	first := e.First
 	switch b := e.Board; {
@@ -110,6 +137,41 @@ func (s *Identity) Run(ctx context.Context, e Env) (Outcome, error) {
 		}
 	}
 	return s.Judge(f, first && e.Board != nil && e.Board.EEPROM != nil && (s.EEPROM == nil || *s.EEPROM)), nil
+}
+
+// judgePorts: the port's MAC differs from every other port's of the board, and with
+// mac_layout consecutive is the first port's plus the port's place.
+func (s *Identity) judgePorts(f IdentityFacts, hw net.HardwareAddr) []string {
+	if len(hw) != 6 {
+		return nil
+	}
+	var bad []string
+	for i, p := range f.Ports {
+		other, err := net.ParseMAC(p.MAC)
+		if i == f.Index || err != nil {
+			continue
+		}
+		if bytes.Equal(other, hw) {
+			bad = append(bad, fmt.Sprintf("MAC %s is also %s's: each port of a board needs its own", f.MAC, p.Iface))
+		}
+	}
+	if s.MACLayout == "consecutive" && f.Index > 0 && len(f.Ports) > 0 {
+		base, err := net.ParseMAC(f.Ports[0].MAC)
+		if err == nil && len(base) == 6 {
+			want := macPlus(base, f.Index)
+			if !bytes.Equal(want, hw) {
+				bad = append(bad, fmt.Sprintf("MAC %s, want %s: %s's %s plus %d (mac_layout: consecutive)", f.MAC, want, f.Ports[0].Iface, base, f.Index))
+			}
+		}
+	}
+	return bad
+}
+
+// macPlus is mac plus n, carrying across the octets below the OUI.
+func macPlus(mac net.HardwareAddr, n int) net.HardwareAddr {
+	v := uint64(mac[3])<<16 | uint64(mac[4])<<8 | uint64(mac[5])
+	v = (v + uint64(n)) & 0xffffff
+	return net.HardwareAddr{mac[0], mac[1], mac[2], byte(v >> 16), byte(v >> 8), byte(v)}
 }
 
 // dtMAC is the MAC the port's device-tree node gives (mac-address, else
@@ -169,6 +231,7 @@ func (s *Identity) Judge(f IdentityFacts, eeprom bool) Outcome {
 	case f.EEPROMMAC != "":
 		f.MACSource = "eeprom"
 	}
+	bad = append(bad, s.judgePorts(f, hw)...)
 	if s.serial != nil && !s.serial.MatchString(f.Serial) {
 		bad = append(bad, fmt.Sprintf("serial %q (%s) does not match %s", f.Serial, orDash(f.SerialSource), s.SerialPattern))
 	}

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -370,5 +371,45 @@ func TestJudgeStability(t *testing.T) {
 		w := &nic.WatchSummary{Iface: "eth0", Seconds: 10, Events: c.events, Downs: c.downs}
 		o := s.Judge(StabilityMeasurement{Watch: w, Traffic: "no traffic"})
 		check(t, c.name, o, c.pass, c.reason, map[string]float64{"carrier_downs": float64(c.downs)})
+	}
+}
+
+// Every port of a board has its own MAC; with mac_layout consecutive, the first port's
+// plus each port's place (across an octet's carry).
+func TestIdentityPorts(t *testing.T) {
+	anyLayout, consec := &Identity{AllowLocalMAC: true}, &Identity{AllowLocalMAC: true, MACLayout: "consecutive"}
+	for _, s := range []*Identity{anyLayout, consec} {
+		if err := s.Check(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ports := func(macs ...string) []PortMAC {
+		var out []PortMAC
+		for i, m := range macs {
+			out = append(out, PortMAC{fmt.Sprintf("eth%d", i), m})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		s     *Identity
+		ports []PortMAC
+		index int
+		want  string
+	}{
+		{anyLayout, ports("00:0a:35:00:00:10", "00:0a:35:00:00:10"), 1, "MAC 00:0a:35:00:00:10 is also eth0's: each port of a board needs its own"},
+		{anyLayout, ports("00:0a:35:00:00:10", "00:0a:35:00:00:10"), 0, "is also eth1's"},
+		{anyLayout, ports("00:0a:35:00:00:10", "00:0a:35:00:00:99"), 1, ""},
+		{consec, ports("00:0a:35:00:00:10", "00:0a:35:00:00:11", "00:0a:35:00:00:12"), 2, ""},
+		{consec, ports("00:0a:35:00:00:10", "00:0a:35:00:00:11", "00:0a:35:00:00:13"), 2, "MAC 00:0a:35:00:00:13, want 00:0a:35:00:00:12: eth0's 00:0a:35:00:00:10 plus 2 (mac_layout: consecutive)"},
+		{consec, ports("00:0a:35:00:ff:ff", "00:0a:35:01:00:00"), 1, ""},
+	} {
+		f := IdentityFacts{MAC: c.ports[c.index].MAC, Ports: c.ports, Index: c.index, Serial: "S"}
+		o := c.s.Judge(f, false)
+		if (c.want == "") != o.Pass || !strings.Contains(o.Reason, c.want) {
+			t.Errorf("%v port %d: pass %v %q, want %q", c.ports, c.index, o.Pass, o.Reason, c.want)
+		}
+	}
+	if err := (&Identity{MACLayout: "random"}).Check(nil); err == nil || !strings.Contains(err.Error(), `mac_layout "random": want consecutive or any`) {
+		t.Errorf("a bad layout: %v", err)
 	}
 }

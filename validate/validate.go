@@ -122,6 +122,12 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 	r.flushSpool(ctx, up)
 	live := plan.LiveEvent{ID: rep.ID, Board: rep.Board, Serial: rep.Serial, MAC: rep.MAC, Fixture: rep.Fixture, Plan: v.Plan.Name,
 		Budget: v.Plan.Budget.D().Seconds(), Event: "start", Steps: len(v.Plan.Steps)}
+	if v.Plan.Multi() {
+		for _, p := range v.Plan.Ports {
+			mac, _ := nic.ReadFile(v.Root, filepath.Join("sys/class/net", p.Interface, "address"))
+			live.Ports = append(live.Ports, plan.LivePort{Interface: p.Interface, MAC: mac, Station: p.Station.Address})
+		}
+	}
 	up.Live(live)
 	runner := &Runner{Plan: v.Plan, Console: r.console, Do: r.do, Started: func(i int, s *plan.Step) {
 		live.Event, live.Step, live.Index = "step", s.ID, i+1
@@ -178,6 +184,9 @@ func (r *run) env(s *plan.Step, port int) Env {
 		}
 	}
 	e.Counters = maps.Clone(r.counters[e.Iface])
+	for _, p := range ports {
+		e.BoardPorts = append(e.BoardPorts, p.Interface)
+	}
 	return e
 }
 

@@ -19,7 +19,7 @@ import (
 // reflector per port: every step on both ports at once, both PASS; then one port shaped
 // to 1 Mbit/s: that port FAILs alone, named in the verdict line.
 func TestPortsInNamespaces(t *testing.T) {
-	b, _ := portsStation(t, 2, 70, 120*time.Second)
+	b, st := portsStation(t, 2, 70, 120*time.Second)
 	plan := writePlan(t, `name: two
 board: zc702
 budget: 2m
@@ -45,6 +45,20 @@ steps:
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q:\n%s", want, out)
 		}
+	}
+	// The station records the port of its own each board port came through.
+	id := regexp.MustCompile(`report (\S+) delivered`).FindStringSubmatch(out)[1]
+	resp, err := nsClient(st).Get("http://198.18.70.1:8080/api/reports/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var served struct {
+		StationPorts []struct{ Name, Port string } `json:"station_ports"`
+	}
+	json.NewDecoder(resp.Body).Decode(&served)
+	resp.Body.Close()
+	if len(served.StationPorts) != 2 || served.StationPorts[0].Name != "st0" || served.StationPorts[0].Port != "eth0" || served.StationPorts[1].Name != "st1" || served.StationPorts[1].Port != "eth1" {
+		t.Errorf("station ports %+v", served.StationPorts)
 	}
 	// eth1's traffic leaves through a 1 Mbit/s bottleneck (the kernel's: the test frames
 	// go past qdiscs, TCP does not).
@@ -175,5 +189,19 @@ func builtinPortPlan(t *testing.T, name, profile, family string, n int) {
 		if _, ok := p.Figures["tcp-up."+iface+"_mbps"]; !ok {
 			t.Errorf("port %s: figures %v", iface, p.Figures)
 		}
+	}
+}
+
+// TestPortsOneMAC: a board whose two ports carry one MAC fails identity on both, each
+// naming the other.
+func TestPortsOneMAC(t *testing.T) {
+	b, _ := portsStation(t, 2, 90, 60*time.Second)
+	mac := strings.TrimSpace(b.Exec(t, "cat", "/sys/class/net/eth0/address"))
+	b.Exec(t, "ip", "link", "set", "eth1", "address", mac)
+	plan := writePlan(t, "name: one-mac\nboard: zc702\nbudget: 1m\nstation: {address: 198.18.90.1}\nports: [eth0, {interface: eth1, station: {address: 198.18.91.1}}]\nsteps:\n  - {id: identity, type: identity, allow_local_mac: true, eeprom: false}\n")
+	out, code := runIn(t, b, time.Minute, "validate", plan, "--serial", "M1", "--report-dir", t.TempDir())
+	if code != 1 || !regexp.MustCompile(`(?m)^LINERATE FAIL board=zc702 serial=M1 \S+ eth0=FAIL\(identity\) eth1=FAIL\(identity\) `).MatchString(out) ||
+		!strings.Contains(out, "MAC "+mac+" is also eth1's") || !strings.Contains(out, "MAC "+mac+" is also eth0's") {
+		t.Errorf("exit %d\n%s", code, out)
 	}
 }
