@@ -61,6 +61,9 @@ func (a *alarms) feed(r *row) *Alarm {
 	if f == "" {
 		return nil // no fixture known: nothing to tell apart
 	}
+	if r.Golden && r.Verdict != "PASS" {
+		return a.golden(r)
+	}
 	if r.Verdict == "PASS" {
 		delete(a.streaks, f)
 		for k, al := range a.active {
@@ -77,12 +80,13 @@ func (a *alarms) feed(r *row) *Alarm {
 		a.streaks[f] = steps
 	}
 	for step := range steps {
-		if !slices.Contains(r.Failed, step) {
+		if !slices.Contains(r.FixtureFailed, step) {
 			delete(steps, step) // no longer in a row
 		}
 	}
 	var raised *Alarm
-	for _, step := range r.Failed {
+	// The board's own faults (its identity, its PHY) are no fixture's: they count not.
+	for _, step := range r.FixtureFailed {
 		st := steps[step]
 		if st == nil {
 			st = &streak{}
@@ -107,6 +111,22 @@ func (a *alarms) feed(r *row) *Alarm {
 		raised = al
 	}
 	return raised
+}
+
+// golden raises a fixture's alarm at once: its golden board failed on it.
+func (a *alarms) golden(r *row) *Alarm {
+	key := r.Fixture + "\x00golden"
+	if a.active[key] != nil {
+		return nil
+	}
+	al := &Alarm{ID: alarmID(r.Fixture, "golden", r.ID), Kind: "golden-failed", Fixture: r.Fixture, Step: strings.Join(r.Failed, ","),
+		Serials: []string{r.Serial}, Reports: []string{r.ID}, Raised: r.Received}
+	al.Text = fmt.Sprintf("fixture %s failed its golden board %s (%s): stop it and check its cable, port and station before the next board", r.Fixture, r.Serial, strings.Join(r.Failed, ", "))
+	if _, ok := a.acked[al.ID]; ok {
+		return nil
+	}
+	a.active[key] = al
+	return al
 }
 
 // ack clears an alarm by its id; false when no such alarm is raised.

@@ -40,8 +40,8 @@ func yields(rows []*row) []Yield {
 	}
 	agg := map[key]*Yield{}
 	for _, x := range rows {
-		if !x.First {
-			continue
+		if !x.First || x.Golden {
+			continue // a serial once; golden boards are the fixtures', not the line's
 		}
 		y := agg[key{x.Board, x.Day}]
 		if y == nil {
@@ -90,7 +90,7 @@ func portYields(rows []*row) []PortYield {
 	agg := map[key]*PortYield{}
 	var keys []key
 	for _, x := range rows {
-		if !x.First {
+		if !x.First || x.Golden {
 			continue
 		}
 		for _, p := range x.Ports {
@@ -134,6 +134,9 @@ func pareto(rows []*row) []ParetoRow {
 	n := map[string]int{}
 	total := 0
 	for _, x := range rows {
+		if x.Golden {
+			continue
+		}
 		for _, f := range x.Failed {
 			n[f]++
 			total++

@@ -18,8 +18,22 @@ func PolicyFlags(fs *flag.FlagSet, o *Options) func() error {
 	fs.IntVar(&o.MaxAttempts, "max-attempts", 0, "a board (serial and MAC) whose reports failed `N` times is for repair: its next report is flagged, or rejected with --retest-policy reject (default: no limit)")
 	fs.BoolVar(&o.RetestElsewhere, "retest-elsewhere", false, "a retest after a failure must come from another fixture than the failure's")
 	retestPolicy := cli.Choice(fs, "retest-policy", "flag", "a report that breaks --max-attempts or --retest-elsewhere: flag it, or reject it (409: the board's run fails)", "flag", "reject")
+	golden := fs.String("golden", "", "the line's golden boards: `FILE` of lines \"BOARD SERIAL\"; a fixture is verified once one passes on it, for --golden-every boards and --golden-hours hours, and a report from an unverified fixture is flagged (or rejected with --golden-policy reject); a golden board that fails raises the fixture's alarm")
+	fs.IntVar(&o.GoldenEvery, "golden-every", DefaultGoldenEvery, "a fixture needs a golden board again after `N` boards")
+	fs.Float64Var(&o.GoldenHours, "golden-hours", DefaultGoldenHours, "a fixture needs a golden board again after `H` hours")
+	goldenPolicy := cli.Choice(fs, "golden-policy", "flag", "a report from a fixture not verified by a golden board: flag it, or reject it (409: the board's run fails)", "flag", "reject")
 	return func() error {
 		o.MACPolicy, _ = ParseMACPolicy(*macPolicy)
+		o.GoldenPolicy, _ = ParsePolicy(*goldenPolicy)
+		if *golden != "" {
+			var err error
+			if o.Golden, err = LoadGolden(*golden); err != nil {
+				return badinput.Errorf("--golden: %v", err)
+			}
+		}
+		if o.GoldenEvery < 1 || o.GoldenEvery > 100000 || !(o.GoldenHours > 0 && o.GoldenHours <= 24*365) {
+			return badinput.Errorf("--golden-every %d --golden-hours %g: want 1..100000 boards and a positive number of hours", o.GoldenEvery, o.GoldenHours)
+		}
 		o.RetestPolicy, _ = ParsePolicy(*retestPolicy)
 		if o.MaxAttempts < 0 || o.MaxAttempts > 1000 {
 			return badinput.Errorf("--max-attempts %d: want 1..1000 failures, or 0 for no limit", o.MaxAttempts)

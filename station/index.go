@@ -19,9 +19,12 @@ type row struct {
 	Day                                      int32 // YYYYMMDD of Received, the station's local time
 	Seconds                                  float64
 	Attempt                                  int
-	Dup, Marginal                            bool
-	TCPUp, TCPDown                           float64 // NaN: none measured
-	Steps                                    []stepTime
+	Dup, Marginal, Golden                    bool
+	// FixtureFailed are the failed steps a fixture could have failed: not the board's
+	// own faults (identity, the PHY, a duplicate MAC the station refused).
+	FixtureFailed  []string
+	TCPUp, TCPDown float64 // NaN: none measured
+	Steps          []stepTime
 	// First says this is its serial's first report (of its board type); on a first,
 	// FinalPass says whether the serial's latest report passed (the final yield).
 	First, FinalPass bool
@@ -115,12 +118,14 @@ type index struct {
 	// serials are each board's first and latest report ids.
 	serials map[serialID][2]string
 	// boards and fixtures seen, the page's choices.
-	boards, fixtures map[string]bool
+	boards, fixtureNames map[string]bool
+	// fixtures are the fixtures' golden verifications.
+	fixtures fixtures
 }
 
 func newIndex(a *alarms) index {
 	return index{byID: map[string]int{}, intern: map[string]string{}, alarms: a, stepNo: map[string]uint16{}, serials: map[serialID][2]string{},
-		boards: map[string]bool{}, fixtures: map[string]bool{}}
+		boards: map[string]bool{}, fixtureNames: map[string]bool{}, fixtures: fixtures{}}
 }
 
 func (x *index) in(s string) string {
@@ -153,10 +158,13 @@ func (x *index) add(rec *record) (*row, bool) {
 		return nil, false
 	}
 	r := row{ID: rec.ID, Board: x.in(rec.Board), Serial: rec.Serial, MAC: rec.MAC, Verdict: x.in(rec.Verdict), Fixture: x.in(rec.Fixture),
-		Received: rec.Received, Day: dayOf(rec.Received), Seconds: rec.Seconds, Attempt: rec.Attempt, Dup: len(rec.DuplicateMAC) > 0, Marginal: len(rec.Marginal) > 0,
+		Received: rec.Received, Day: dayOf(rec.Received), Seconds: rec.Seconds, Attempt: rec.Attempt, Dup: len(rec.DuplicateMAC) > 0, Marginal: len(rec.Marginal) > 0, Golden: rec.Golden,
 		TCPUp: math.NaN(), TCPDown: math.NaN()}
 	for _, f := range rec.Failed {
 		r.Failed = append(r.Failed, x.in(f))
+		if !boardFault(rec, f) {
+			r.FixtureFailed = append(r.FixtureFailed, x.in(f))
+		}
 	}
 	if v, ok := rec.TCP["up"]; ok {
 		r.TCPUp = v
@@ -177,7 +185,7 @@ func (x *index) add(rec *record) (*row, bool) {
 	}
 	x.boards[r.Board] = true
 	if r.Fixture != "" {
-		x.fixtures[r.Fixture] = true
+		x.fixtureNames[r.Fixture] = true
 	}
 	// Oldest first: a report that reached another station first, or a post that
 	// overtook a read, goes in at its place (near the end, so little moves).
@@ -190,7 +198,20 @@ func (x *index) add(rec *record) (*row, bool) {
 		x.byID[x.rows[i].ID] = i
 	}
 	x.history(&x.rows[pos])
+	x.fixtures.feed(&x.rows[pos])
 	return &x.rows[pos], true
+}
+
+// boardFault says a failed step is the board's own fault, which no fixture causes: its
+// identity (MAC, serial), its PHY (its id, its loopback), the station refusing it (a
+// duplicate MAC, a board for repair).
+func boardFault(rec *record, step string) bool {
+	for _, b := range rec.Steps {
+		if b.ID == step {
+			return b.Type == "identity" || b.Type == "phy" || b.Type == "station"
+		}
+	}
+	return false
 }
 
 // history keeps each serial's first and latest report: the first carries the yields'

@@ -142,7 +142,7 @@ func TestFixtureAlarm(t *testing.T) {
 	n := 0
 	feed := func(serial, fixture, verdict string, failed ...string) *Alarm {
 		n++
-		return a.feed(&row{ID: fmt.Sprintf("r%d", n), Serial: serial, Fixture: fixture, Verdict: verdict, Failed: failed, Received: t0.Add(time.Duration(n) * time.Minute)})
+		return a.feed(&row{ID: fmt.Sprintf("r%d", n), Serial: serial, Fixture: fixture, Verdict: verdict, Failed: failed, FixtureFailed: failed, Received: t0.Add(time.Duration(n) * time.Minute)})
 	}
 	// One bad board failing again and again raises nothing.
 	for i := 0; i < 5; i++ {

@@ -67,6 +67,8 @@ table.small{width:auto}
 {{range .Alarms}}<div class="alarm" id="alarm-{{.ID}}"><b>ALARM</b> {{.Text}} (since {{when .Raised}})
 <form method="post" action="/api/alarms/{{.ID}}/ack"><button type="submit">acknowledge</button></form>{{if $.Tokens}} with a token: <code>curl -X POST -H 'Authorization: Bearer TOKEN' {{$.Base}}/api/alarms/{{.ID}}/ack</code>{{end}}</div>
 {{end}}
+{{if .FixtureStates}}<h2>Fixtures</h2><table class="small" id="fixtures"><tr><th>fixture</th><th>verified</th><th>last golden board</th><th class="n">boards since</th></tr>
+{{range .FixtureStates}}<tr><td>{{.Fixture}}</td><td>{{if .Verified}}<span class="PASS">yes</span>{{else}}<span class="FAIL" title="{{.Why}}">no</span> {{.Why}}{{end}}</td><td>{{if .GoldenSerial}}{{.GoldenSerial}}, {{when .LastGolden}}{{else}}-{{end}}</td><td class="n">{{.Since}}</td></tr>{{end}}</table>{{end}}
 <div class="sub"><span class="count" id="count">{{len .Rows}}</span> of {{.Selected}} reports shown ({{.Total}} stored){{if .Selected}}: {{.Pass}} PASS, {{.Fail}} FAIL{{end}}</div>
 <h2>Boards in test</h2>
 <table class="small" id="live"><thead><tr><th>board</th><th>serial</th><th>MAC</th><th>fixture</th><th>step</th><th class="n">elapsed</th><th>state</th></tr></thead><tbody>
@@ -417,6 +419,7 @@ type pageTables struct {
 	chart                    template.HTML
 	boardNames, fixtureNames []string
 	alarms                   []Alarm
+	fixtures                 []fixtureState // with golden boards: their verifications
 }
 
 // paretoBar is a row of the failures' Pareto with its bar's length.
@@ -448,8 +451,11 @@ func (s *Server) tables(rows []*row, total, limit int) pageTables {
 	t.boards, t.steps = paces(rows, s.idx.steps)
 	t.hours = hours(rows, time.Now())
 	t.chart = chart(rows)
-	t.boardNames, t.fixtureNames = sortedKeys(s.idx.boards), sortedKeys(s.idx.fixtures)
+	t.boardNames, t.fixtureNames = sortedKeys(s.idx.boards), sortedKeys(s.idx.fixtureNames)
 	t.alarms = s.idx.alarms.list()
+	if s.opts.Golden != nil {
+		t.fixtures = s.fixtureList(time.Now())
+	}
 	return t
 }
 
@@ -487,7 +493,7 @@ func (s *Server) page(w http.ResponseWriter, req *http.Request) {
 	err = pageTmpl.Execute(w, map[string]any{"Rows": shown, "Selected": selected, "Total": total, "Pass": pass, "Fail": selected - pass,
 		"Boards": boardNames, "Fixtures": fixtureNames,
 		"Q": q, "QS": qs.Encode(), "More": min(selected, 10*pageRows), "Alarms": alarms, "Tokens": s.write != nil, "Base": "http://" + req.Host,
-		"Nonce": nonce, "Live": s.live.list(time.Now()), "Chart": svg, "Yield": ys, "PortYield": pys, "Pareto": par, "Pace": boards, "Steps": steps, "Hours": hrs, "HourChart": hourChart(hrs)})
+		"Nonce": nonce, "Live": s.live.list(time.Now()), "FixtureStates": t.fixtures, "Chart": svg, "Yield": ys, "PortYield": pys, "Pareto": par, "Pace": boards, "Steps": steps, "Hours": hrs, "HourChart": hourChart(hrs)})
 	if err != nil {
 		s.log.Printf("page: %v", err)
 	}

@@ -30,6 +30,7 @@ func ParsePolicy(s string) (Policy, error) {
 // Flag kinds: the rules a stored report broke.
 const (
 	FlagUnknownPlan = "unknown-plan"
+	FlagUnverified  = "fixture-unverified"
 )
 
 // ReportFlag is a rule a stored report broke, and how.

@@ -69,6 +69,13 @@ type Options struct {
 	MaxAttempts     int
 	RetestElsewhere bool
 	RetestPolicy    Policy
+	// Golden are the line's golden boards (nil: no fixture verification); a fixture is
+	// verified for GoldenEvery boards and GoldenHours hours after one passes on it;
+	// GoldenPolicy is what a report from an unverified fixture gets.
+	Golden       Golden
+	GoldenEvery  int
+	GoldenHours  float64
+	GoldenPolicy Policy
 }
 
 // MaxLabels is how many distinct boards, and step ids, the metrics name; the rest are
@@ -103,6 +110,12 @@ func NewServer(store Store, logger *log.Logger, opts Options) (*Server, error) {
 	if opts.Sys == "" {
 		opts.Sys = "/sys"
 	}
+	if opts.GoldenEvery <= 0 {
+		opts.GoldenEvery = DefaultGoldenEvery
+	}
+	if opts.GoldenHours <= 0 {
+		opts.GoldenHours = DefaultGoldenHours
+	}
 	s := &Server{store: store, opts: opts, log: logger, mux: http.NewServeMux(), reg: prometheus.NewRegistry(), started: time.Now()}
 	s.ports.sys = opts.Sys
 	s.registerMetrics()
@@ -125,6 +138,7 @@ func NewServer(store Store, logger *log.Logger, opts Options) (*Server, error) {
 	s.mux.HandleFunc("POST /api/live", s.postLive)
 	s.mux.HandleFunc("GET /api/live", s.getLive)
 	s.mux.HandleFunc("GET /api/alarms", s.getAlarms)
+	s.mux.HandleFunc("GET /api/fixtures", s.getFixtures)
 	s.mux.HandleFunc("POST /api/alarms/{id}/ack", s.ackAlarm)
 	s.mux.HandleFunc("GET /reports/{id}", s.reportPage)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
@@ -238,17 +252,17 @@ func (s *Server) postReport(w http.ResponseWriter, req *http.Request) {
 	if s.write != nil {
 		meta.PostedBy = s.write.Who(req)
 	}
-	flags, err := s.policies(r)
+	// The fixture is the board's word for it, else the station's port it came through;
+	// that port's counters over the test, when the board posted its start, and each of
+	// its ports' station port's.
+	in := s.ports.portOf(req)
+	meta.Fixture, meta.Golden = cmp.Or(r.Fixture, in), s.isGolden(r)
+	flags, err := s.policies(r, meta.Fixture)
 	if err != nil {
 		s.policyRefused(w, r.ID, who, err)
 		return
 	}
 	meta.Flags = flags
-	// The fixture is the board's word for it, else the station's port it came through;
-	// that port's counters over the test, when the board posted its start, and each of
-	// its ports' station port's.
-	in := s.ports.portOf(req)
-	meta.Fixture = cmp.Or(r.Fixture, in)
 	samples := s.live.done(r.ID)
 	meta.Port = s.ports.since(samples[in])
 	meta.StationPorts = s.stationPorts(r, samples)
@@ -293,13 +307,14 @@ func (s *Server) stationPorts(r *plan.Report, samples map[string]*portSample) []
 	return out
 }
 
-// policies are the flags the line's policies give a report, or the rejection of one.
-func (s *Server) policies(r *plan.Report) ([]ReportFlag, error) {
+// policies are the flags the line's policies give a report from fixture, or the
+// rejection of one.
+func (s *Server) policies(r *plan.Report, fixture string) ([]ReportFlag, error) {
 	var flags []ReportFlag
 	for _, c := range []struct {
 		p          Policy
 		kind, text string
-	}{{s.opts.PlanPolicy, FlagUnknownPlan, s.checkPlan(r)}} {
+	}{{s.opts.PlanPolicy, FlagUnknownPlan, s.checkPlan(r)}, {s.opts.GoldenPolicy, FlagUnverified, s.checkFixture(r, fixture)}} {
 		f, err := judge(c.p, c.kind, c.text)
 		if err != nil {
 			return nil, err
@@ -578,6 +593,20 @@ func (s *Server) getAlarms(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	writeJSON(w, s.alarmList())
+}
+
+// getFixtures serves each fixture's golden verification.
+func (s *Server) getFixtures(w http.ResponseWriter, req *http.Request) {
+	var list []fixtureState
+	err := s.withView(map[string]string{}, func([]*row, int) { list = s.fixtureList(time.Now()) })
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	if list == nil {
+		list = []fixtureState{}
+	}
+	writeJSON(w, list)
 }
 
 // ackAlarm is an operator's acknowledgement (POST with a write token when the station

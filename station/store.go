@@ -103,6 +103,9 @@ type Meta struct {
 	StationVersion string `json:"station_version,omitempty"`
 	// Flags are the line's rules the report broke, as the station's policies flagged it.
 	Flags []ReportFlag `json:"flags,omitempty"`
+	// Golden says a golden board made it (kept out of the yield; it verifies its
+	// fixture).
+	Golden bool `json:"golden,omitempty"`
 }
 
 // Summary is a report as the list and the page show it.
@@ -128,6 +131,7 @@ type Summary struct {
 	Ports []PortVerdict `json:"ports,omitempty"`
 	// Marginal are the measurements in their marginal bands (plan.FigureName).
 	Marginal []string `json:"marginal,omitempty"`
+
 	// What produced it: the plan's hash, the image, the kernel, the U-Boot, the operator.
 	PlanSHA256 string      `json:"plan_sha256,omitempty"`
 	Build      *plan.Build `json:"build,omitempty"`

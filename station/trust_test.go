@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zynqnet/linerate/plan"
 )
@@ -226,6 +227,91 @@ func TestRetestRules(t *testing.T) {
 		}
 		if _, page := get(t, base+"/"); !strings.Contains(page, "repair") {
 			t.Errorf("the page does not show the board for repair")
+		}
+	})
+}
+
+// faulted is a report of serial on fixture whose step of type typ failed (identity: the
+// board's own fault).
+func faulted(t *testing.T, id, serial, fixture, typ string) []byte {
+	t.Helper()
+	var r plan.Report
+	json.Unmarshal(report(id, "zc702", "PASS", 941), &r)
+	r.Serial, r.Fixture, r.MAC = serial, fixture, fmt.Sprintf("00:0a:35:01:00:%02x", len(id)+int(id[len(id)-1]))
+	r.Steps[0] = plan.StepResult{ID: typ, Type: typ, Summary: "MAC is a placeholder", Reason: "placeholder"}
+	r.Judge()
+	b, _ := json.Marshal(r)
+	return b
+}
+
+func alarmsOf(t *testing.T, base string) []Alarm {
+	t.Helper()
+	var list []Alarm
+	_, body := get(t, base+"/api/alarms")
+	json.Unmarshal([]byte(body), &list)
+	return list
+}
+
+// TestGoldenUnits on both stores: a fixture is unverified (its reports flagged, or
+// refused under reject) until a golden board passes on it, and again after N boards or H
+// hours; a golden board failing raises the fixture's alarm at once; golden runs stay out
+// of the yield; three boards failing their identity (their own fault) raise no fixture
+// alarm.
+func TestGoldenUnits(t *testing.T) {
+	golden := Golden{{"zc702", "GOLD-1"}: true}
+	eachStore(t, Options{Golden: golden, GoldenEvery: 2, GoldenPolicy: Reject}, func(t *testing.T, base string) {
+		mac := func(i int) string { return fmt.Sprintf("00:0a:35:02:00:%02x", i) }
+		if code, msg := post(t, base, board(t, "u1", "B1", "f1", "PASS", mac(1))); code != 409 || !strings.Contains(msg, "fixture f1 is not verified: no golden board has passed on it") {
+			t.Errorf("before the golden board: %d %s", code, msg)
+		}
+		if code, msg := post(t, base, board(t, "g1", "GOLD-1", "f1", "PASS", mac(9))); code != 201 {
+			t.Fatalf("the golden board: %d %s", code, msg)
+		}
+		for i := 2; i <= 3; i++ {
+			if code, msg := post(t, base, board(t, fmt.Sprint("u", i), fmt.Sprint("B", i), "f1", "PASS", mac(i))); code != 201 {
+				t.Errorf("board %d after the golden one: %d %s", i, code, msg)
+			}
+		}
+		if code, msg := post(t, base, board(t, "u4", "B4", "f1", "PASS", mac(4))); code != 409 || !strings.Contains(msg, "fixture f1 is due a golden board: 2 boards since GOLD-1 passed on it (every 2)") {
+			t.Errorf("after N boards: %d %s", code, msg)
+		}
+		var fx []fixtureState
+		_, body := get(t, base+"/api/fixtures")
+		if json.Unmarshal([]byte(body), &fx); len(fx) != 1 || fx[0].Verified || fx[0].Since != 2 || fx[0].GoldenSerial != "GOLD-1" {
+			t.Errorf("fixtures: %+v", fx)
+		}
+		// The golden board fails: the fixture's alarm at once.
+		if code, msg := post(t, base, board(t, "g2", "GOLD-1", "f1", "FAIL", mac(9))); code != 201 {
+			t.Fatalf("%d %s", code, msg)
+		}
+		al := alarmsOf(t, base)
+		if len(al) != 1 || al[0].Kind != "golden-failed" || !strings.Contains(al[0].Text, "fixture f1 failed its golden board GOLD-1 (tcp-up)") {
+			t.Errorf("alarms %+v", al)
+		}
+		// The golden runs are not in the yield: two boards tested, both passed.
+		if _, page := get(t, base+"/"); !strings.Contains(page, `<td>zc702</td><td class="n">2</td><td class="n">2</td><td class="n">100.0`) {
+			t.Errorf("the yield counts golden runs")
+		}
+	})
+	eachStore(t, Options{Golden: golden, GoldenHours: 1.0 / 3600}, func(t *testing.T, base string) {
+		post(t, base, board(t, "g1", "GOLD-1", "f1", "PASS", "00:0a:35:03:00:09"))
+		time.Sleep(1100 * time.Millisecond)
+		var r struct {
+			Flags []ReportFlag `json:"flags"`
+		}
+		post(t, base, board(t, "h1", "H1", "f1", "PASS", "00:0a:35:03:00:01"))
+		_, body := get(t, base+"/api/reports/h1")
+		if json.Unmarshal([]byte(body), &r); len(r.Flags) != 1 || r.Flags[0].Kind != FlagUnverified || !strings.Contains(r.Flags[0].Text, "fixture f1 is due a golden board: GOLD-1 passed on it") {
+			t.Errorf("after H hours: %+v", r)
+		}
+		// Three boards failing their identity on one fixture: their faults, no alarm.
+		for i := 0; i < 3; i++ {
+			if code, msg := post(t, base, faulted(t, fmt.Sprint("i", i), fmt.Sprint("I", i), "f2", "identity")); code != 201 {
+				t.Fatalf("%d %s", code, msg)
+			}
+		}
+		if al := alarmsOf(t, base); len(al) != 0 {
+			t.Errorf("identity failures raised %+v", al)
 		}
 	})
 }
