@@ -226,7 +226,7 @@ func DecodeReport(body []byte) (*plan.Report, error) {
 }
 
 // stationKeys are the fields the station appends to a report it serves.
-var stationKeys = []string{"attempt", "duplicate_mac", "station_port", "station_ports", "received", "station_version", "flags"}
+var stationKeys = []string{"attempt", "duplicate_mac", "station_port", "station_ports", "received", "station_version", "flags", "outliers"}
 
 // MaxAttempts bounds a step's earlier attempts (a plan retries a step at most 10 times).
 const MaxAttempts = 10

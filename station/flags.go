@@ -1,6 +1,8 @@
 package station
 
 import (
+	"context"
+	"errors"
 	"flag"
 
 	"github.com/zynqnet/linerate/internal/badinput"
@@ -22,9 +24,16 @@ func PolicyFlags(fs *flag.FlagSet, o *Options) func() error {
 	fs.IntVar(&o.GoldenEvery, "golden-every", DefaultGoldenEvery, "a fixture needs a golden board again after `N` boards")
 	fs.Float64Var(&o.GoldenHours, "golden-hours", DefaultGoldenHours, "a fixture needs a golden board again after `H` hours")
 	goldenPolicy := cli.Choice(fs, "golden-policy", "flag", "a report from a fixture not verified by a golden board: flag it, or reject it (409: the board's run fails)", "flag", "reject")
+	fs.IntVar(&o.Population, "population", DefaultPopulation, "each measurement's population: the last `N` passing boards of a type")
+	fs.Float64Var(&o.Sigmas, "sigmas", DefaultSigmas, "the population's limits: median +- `K` robust sigma (AEC-Q001's part average testing)")
+	outlierPolicy := cli.Choice(fs, "outlier-policy", "flag", "a passing board outside its population's limits: flag it (marginal, with the reason), or fail it (409: the board's run fails)", "flag", "fail")
 	return func() error {
 		o.MACPolicy, _ = ParseMACPolicy(*macPolicy)
 		o.GoldenPolicy, _ = ParsePolicy(*goldenPolicy)
+		o.OutlierPolicy, _ = ParsePolicy(*outlierPolicy)
+		if o.Population < MinPopulation || o.Population > 1_000_000 || !(o.Sigmas >= 1 && o.Sigmas <= 20) {
+			return badinput.Errorf("--population %d --sigmas %g: want %d..1000000 boards and 1..20 sigma", o.Population, o.Sigmas, MinPopulation)
+		}
 		if *golden != "" {
 			var err error
 			if o.Golden, err = LoadGolden(*golden); err != nil {
@@ -53,5 +62,32 @@ func PolicyFlags(fs *flag.FlagSet, o *Options) func() error {
 			return badinput.Errorf("--plan-policy %s needs --plans DIR (the plans the line runs)", *planPolicy)
 		}
 		return nil
+	}
+}
+
+// LimitsCommand is 'linerate station limits': a board type's measurements from a store,
+// with the limits the population proposes.
+func LimitsCommand() *cli.Command {
+	return &cli.Command{
+		Name: "limits", Summary: "a board type's measurements: population, Cpk, proposed limits",
+		Usage:    []string{"station limits --type BOARD [--data DIR | --db URL] [--population N] [--sigmas K] [--json]"},
+		About:    "Reads the store's passing boards of a type and, per measurement that has a limit in the plans, prints its population (how many boards, from when to when), median, robust sigma, p1 and p99, the plan's limit and the process's Cpk against it, the population's part-average limits (median +- K robust sigma, AEC-Q001) and the limit it proposes for the plan, as a limits: line.",
+		Examples: []cli.Example{cli.Ex("station limits --type zc702", "the ZC702's measurements from /var/lib/linerate-station")},
+		Flags: func(fs *flag.FlagSet) cli.Run {
+			typ := fs.String("type", "", "the board `TYPE` (default: every type)")
+			data := fs.String("data", "/var/lib/linerate-station", "the bbolt store's `DIR`")
+			db := fs.String("db", "", "the PostgreSQL store's `URL` instead")
+			n := fs.Int("population", DefaultPopulation, "the last `N` passing boards")
+			k := fs.Float64("sigmas", DefaultSigmas, "the population's limits at `K` robust sigma")
+			asJSON := fs.Bool("json", false, "print JSON")
+			return func(ctx context.Context, pos []string, std cli.IO) error {
+				caps, err := Limits(ctx, *data, *db, *typ, *n, *k)
+				if err != nil || *asJSON {
+					return errors.Join(err, cli.WriteJSON(std.Stdout, caps))
+				}
+				WriteLimits(std.Stdout, caps, *k)
+				return nil
+			}
+		},
 	}
 }

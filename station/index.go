@@ -121,6 +121,8 @@ type index struct {
 	boards, fixtureNames map[string]bool
 	// fixtures are the fixtures' golden verifications.
 	fixtures fixtures
+	// pop is every measurement's population of passing boards.
+	pop population
 }
 
 func newIndex(a *alarms) index {
@@ -199,6 +201,9 @@ func (x *index) add(rec *record) (*row, bool) {
 	}
 	x.history(&x.rows[pos])
 	x.fixtures.feed(&x.rows[pos])
+	if rec.Verdict == "PASS" && !rec.Golden && len(rec.Outliers) == 0 {
+		x.pop.feed(r.Board, rec.Limits, rec.Received)
+	}
 	return &x.rows[pos], true
 }
 

@@ -33,6 +33,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"secs":  func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + "\u00a0s" },
 	"pct":   func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + "\u00a0%" },
 	"dupOf": dupText,
+	"limit": limitText,
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>linerate station</title>
 <style>
@@ -109,6 +110,8 @@ table.small{width:auto}
 <div><h2>Time per step</h2><table class="small"><tr><th>step</th><th class="n">runs</th><th class="n">median</th><th class="n">p90</th></tr>
 {{range .Steps}}<tr><td>{{.Step}}</td><td class="n">{{.Runs}}</td><td class="n">{{secs .Median}}</td><td class="n">{{secs .P90}}</td></tr>{{end}}</table></div>
 </div>
+{{if .Capability}}<h2>Capability</h2><table class="small" id="capability"><tr><th>board</th><th>measurement</th><th class="n">boards</th><th class="n">median</th><th class="n">robust &sigma;</th><th class="n">p1..p99</th><th>plan's limit</th><th class="n">Cpk</th><th>population's limits</th></tr>
+{{range .Capability}}<tr><td>{{.Board}}</td><td>{{.Measurement}}</td><td class="n">{{.N}}</td><td class="n">{{num .Median}}&nbsp;{{.Unit}}</td><td class="n">{{num .RobustSigma}}</td><td class="n">{{num .P1}}..{{num .P99}}</td><td>{{limit .Low .High}}</td><td class="n">{{with .Cpk}}{{printf "%.2f" .}}{{else}}-{{end}}</td><td>{{if .DPATLow}}{{limit .DPATLow .DPATHigh}}{{else}}after {{.N}} of 30 boards{{end}}</td></tr>{{end}}</table>{{end}}
 <table id="reports"><thead><tr><th>received</th><th>board</th><th>serial</th><th>MAC</th><th class="n">attempt</th><th>fixture</th><th>verdict</th><th>failed steps</th><th>key figures</th><th class="n">time</th><th>reports</th></tr></thead><tbody>
 {{range .Rows}}<tr{{if .DuplicateMAC}} class="dup"{{end}} data-text="{{.Serial}} {{.MAC}} {{.ID}} {{.Board}} {{.Fixture}}"><td class="nw">{{when .Received}}</td><td>{{.Board}}</td><td>{{.Serial}}</td><td class="mac"{{if .DuplicateMAC}} title="{{dupOf .DuplicateMAC}}"{{end}}>{{.MAC}}{{if .DuplicateMAC}} (duplicate){{end}}</td><td class="n">{{.Attempt}}</td><td>{{.Fixture}}</td><td><span class="{{.Verdict}}">{{.Verdict}}</span>{{if .Marginal}} <span class="marginal" title="{{join .Marginal}}">marginal</span>{{end}}{{range .Flags}} <span class="flag" title="{{.Text}}">{{.Kind}}</span>{{end}}{{range .Ports}} <span class="nw">{{.Interface}}&nbsp;<span class="{{.Verdict}}">{{.Verdict}}</span></span>{{end}}</td><td>{{join .Failed}}</td><td class="figs">{{range figs .Figures}}<span>{{.}}</span> {{end}}</td><td class="n">{{secs .Seconds}}</td><td class="nw"><a href="/reports/{{.ID}}">report</a> <a href="/api/reports/{{.ID}}">JSON</a> <a href="/api/reports/{{.ID}}/junit.xml">JUnit</a>{{$id := .ID}}{{range .Sweeps}} <a href="/api/reports/{{$id}}/sweep/{{.}}.svg">{{.}} chart</a>{{end}}</td></tr>
 {{else}}<tr><td colspan="11">no reports{{if .Total}} match the filter{{end}}</td></tr>{{end}}
@@ -420,6 +423,7 @@ type pageTables struct {
 	boardNames, fixtureNames []string
 	alarms                   []Alarm
 	fixtures                 []fixtureState // with golden boards: their verifications
+	capability               []Capability
 }
 
 // paretoBar is a row of the failures' Pareto with its bar's length.
@@ -456,6 +460,7 @@ func (s *Server) tables(rows []*row, total, limit int) pageTables {
 	if s.opts.Golden != nil {
 		t.fixtures = s.fixtureList(time.Now())
 	}
+	t.capability = s.idx.pop.capabilities("", s.opts.Sigmas)
 	return t
 }
 
@@ -493,7 +498,7 @@ func (s *Server) page(w http.ResponseWriter, req *http.Request) {
 	err = pageTmpl.Execute(w, map[string]any{"Rows": shown, "Selected": selected, "Total": total, "Pass": pass, "Fail": selected - pass,
 		"Boards": boardNames, "Fixtures": fixtureNames,
 		"Q": q, "QS": qs.Encode(), "More": min(selected, 10*pageRows), "Alarms": alarms, "Tokens": s.write != nil, "Base": "http://" + req.Host,
-		"Nonce": nonce, "Live": s.live.list(time.Now()), "FixtureStates": t.fixtures, "Chart": svg, "Yield": ys, "PortYield": pys, "Pareto": par, "Pace": boards, "Steps": steps, "Hours": hrs, "HourChart": hourChart(hrs)})
+		"Nonce": nonce, "Live": s.live.list(time.Now()), "FixtureStates": t.fixtures, "Capability": t.capability, "Chart": svg, "Yield": ys, "PortYield": pys, "Pareto": par, "Pace": boards, "Steps": steps, "Hours": hrs, "HourChart": hourChart(hrs)})
 	if err != nil {
 		s.log.Printf("page: %v", err)
 	}

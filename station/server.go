@@ -76,6 +76,12 @@ type Options struct {
 	GoldenEvery  int
 	GoldenHours  float64
 	GoldenPolicy Policy
+	// Population is how many passing boards' values each measurement's population keeps,
+	// Sigmas the part-average limits' width (median +- Sigmas robust sigma), and
+	// OutlierPolicy what a passing board outside them gets: marginal (Flag) or failed.
+	Population    int
+	Sigmas        float64
+	OutlierPolicy Policy
 }
 
 // MaxLabels is how many distinct boards, and step ids, the metrics name; the rest are
@@ -116,6 +122,12 @@ func NewServer(store Store, logger *log.Logger, opts Options) (*Server, error) {
 	if opts.GoldenHours <= 0 {
 		opts.GoldenHours = DefaultGoldenHours
 	}
+	if opts.Population <= 0 {
+		opts.Population = DefaultPopulation
+	}
+	if opts.Sigmas <= 0 {
+		opts.Sigmas = DefaultSigmas
+	}
 	s := &Server{store: store, opts: opts, log: logger, mux: http.NewServeMux(), reg: prometheus.NewRegistry(), started: time.Now()}
 	s.ports.sys = opts.Sys
 	s.registerMetrics()
@@ -124,6 +136,7 @@ func NewServer(store Store, logger *log.Logger, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.idx = newIndex(newAlarms(opts.FixtureAlarm, acks))
+	s.idx.pop.n = opts.Population
 	// The index starts from the summary records, not the whole reports: a restart with
 	// thousands of reports reads kilobytes each, not their show and doctor.
 	if err := s.refresh(); err != nil {
@@ -139,6 +152,7 @@ func NewServer(store Store, logger *log.Logger, opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/live", s.getLive)
 	s.mux.HandleFunc("GET /api/alarms", s.getAlarms)
 	s.mux.HandleFunc("GET /api/fixtures", s.getFixtures)
+	s.mux.HandleFunc("GET /api/capability", s.getCapability)
 	s.mux.HandleFunc("POST /api/alarms/{id}/ack", s.ackAlarm)
 	s.mux.HandleFunc("GET /reports/{id}", s.reportPage)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
@@ -258,6 +272,9 @@ func (s *Server) postReport(w http.ResponseWriter, req *http.Request) {
 	in := s.ports.portOf(req)
 	meta.Fixture, meta.Golden = cmp.Or(r.Fixture, in), s.isGolden(r)
 	flags, err := s.policies(r, meta.Fixture)
+	if err == nil && !meta.Golden {
+		meta.Outliers, err = s.outliers(r)
+	}
 	if err != nil {
 		s.policyRefused(w, r.ID, who, err)
 		return
@@ -523,6 +540,9 @@ func (s *Server) annotated(id string, body []byte) []byte {
 	}
 	if len(rec.StationPorts) > 0 {
 		add["station_ports"] = rec.StationPorts
+	}
+	if len(rec.Outliers) > 0 {
+		add["outliers"] = rec.Outliers
 	}
 	if len(rec.DuplicateMAC) > 0 {
 		add["duplicate_mac"] = rec.DuplicateMAC

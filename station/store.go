@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/zynqnet/linerate/plan"
@@ -106,6 +107,9 @@ type Meta struct {
 	// Golden says a golden board made it (kept out of the yield; it verifies its
 	// fixture).
 	Golden bool `json:"golden,omitempty"`
+	// Outliers are its measurements outside their population's limits (it passed as
+	// marginal for them).
+	Outliers []Outlier `json:"outliers,omitempty"`
 }
 
 // Summary is a report as the list and the page show it.
@@ -156,6 +160,8 @@ type PortVerdict struct {
 type record struct {
 	Summary
 	Steps []brief `json:"steps"`
+	// Limits are its measurements that have a limit: the population's values.
+	Limits []limitValue `json:"limits,omitempty"`
 }
 
 type brief struct {
@@ -176,6 +182,12 @@ func recordOf(r *plan.Report, received time.Time, meta Meta, st Stored) record {
 		Attempt: st.Attempt, DuplicateMAC: st.DuplicateMAC, Meta: meta}}
 	for _, p := range r.Ports {
 		rec.Ports = append(rec.Ports, PortVerdict{Interface: p.Interface, Verdict: p.Verdict, Failed: p.Failed})
+	}
+	rec.Limits = limitValues(r)
+	for _, o := range meta.Outliers {
+		if !slices.Contains(rec.Marginal, o.Measurement) {
+			rec.Marginal = append(slices.Clone(rec.Marginal), o.Measurement)
+		}
 	}
 	dir := map[string]string{} // TCP iperf3 step id -> direction, from the plan
 	if r.Plan != nil {

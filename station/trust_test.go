@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -314,4 +315,103 @@ func TestGoldenUnits(t *testing.T) {
 			t.Errorf("identity failures raised %+v", al)
 		}
 	})
+}
+
+// limited is a passing report of serial whose TCP step measured mbps against a limit of
+// 900 with a marginal band to 910.
+func limited(t *testing.T, id, serial string, mbps float64) []byte {
+	t.Helper()
+	var r plan.Report
+	json.Unmarshal(report(id, "zc702", "PASS", mbps), &r)
+	r.Serial, r.MAC = serial, fmt.Sprintf("00:0a:35:%02x:%02x:%02x", len(serial), serial[len(serial)-2], serial[len(serial)-1])
+	low, band := 900.0, 910.0
+	r.Steps[1].Limits = plan.JudgeLimits([]plan.Limit{{Measurement: "mbps", Unit: "Mbit/s", Low: &low, MarginalLow: &band}}, r.Steps[1].Measured)
+	r.Judge()
+	b, _ := json.Marshal(r)
+	return b
+}
+
+// normal is the i-th of n values spread as a normal distribution of median m and sigma
+// s (the quantiles (i+0.5)/n): a population whose statistics are known.
+func normal(i, n int, m, s float64) float64 {
+	return m + s*math.Sqrt2*math.Erfinv(2*(float64(i)+0.5)/float64(n)-1)
+}
+
+// TestPopulation on both stores: after 200 passing boards of TCP about 940 Mbit/s
+// (sigma 3), one at 915 passes its plan's limit (900, not in its band to 910) but is an
+// outlier: stored as marginal with the reason, or failed under --outlier-policy fail;
+// /api/capability and the page give the population's statistics and Cpk.
+func TestPopulation(t *testing.T) {
+	for _, pol := range []Policy{Flag, Reject} {
+		eachStore(t, Options{OutlierPolicy: pol}, func(t *testing.T, base string) {
+			for i := 0; i < 200; i++ {
+				if code, msg := post(t, base, limited(t, fmt.Sprint("p", i), fmt.Sprintf("P%03d", i), normal(i, 200, 940, 3))); code != 201 {
+					t.Fatalf("%d: %d %s", i, code, msg)
+				}
+			}
+			code, msg := post(t, base, limited(t, "far", "F01", 915))
+			if pol == Reject {
+				if code != 409 || !strings.Contains(msg, "an outlier: tcp-up_mbps 915 is outside the population's limits 922..958") {
+					t.Errorf("fail: %d %s", code, msg)
+				}
+				return
+			}
+			var r struct {
+				Marginal []string  `json:"marginal"`
+				Outliers []Outlier `json:"outliers"`
+			}
+			_, body := get(t, base+"/api/reports/far")
+			if json.Unmarshal([]byte(body), &r); code != 201 || len(r.Outliers) != 1 || r.Outliers[0].N != 200 || !strings.Contains(r.Outliers[0].Text, "(median 940, robust sigma 3, 6 sigma, 200 boards)") || len(r.Marginal) != 0 {
+				t.Errorf("flagged: %d %s %+v", code, msg, r)
+			}
+			var list []Summary
+			_, body = get(t, base+"/api/reports?q=F01")
+			if json.Unmarshal([]byte(body), &list); len(list) != 1 || strings.Join(list[0].Marginal, ",") != "tcp-up_mbps" {
+				t.Errorf("the list's marginal: %+v", list)
+			}
+			var caps []Capability
+			_, body = get(t, base+"/api/capability?type=zc702")
+			if json.Unmarshal([]byte(body), &caps); len(caps) != 1 || caps[0].N != 200 || math.Abs(caps[0].Median-940) > 0.1 || math.Abs(caps[0].RobustSigma-3) > 0.1 ||
+				caps[0].Cpk == nil || math.Abs(*caps[0].Cpk-40.0/9) > 0.1 {
+				t.Errorf("capability %+v", caps)
+			}
+			if _, page := get(t, base+"/"); !strings.Contains(page, `id="capability"`) || !strings.Contains(page, "<td>tcp-up_mbps</td><td class=\"n\">200</td>") {
+				t.Errorf("the page has no capability table")
+			}
+		})
+	}
+}
+
+// TestLimitsProposal: station limits reads a store's population and proposes the plan's
+// limit from it: median 940, sigma 5 give 910.. with the band to 920 at 6 sigma.
+func TestLimitsProposal(t *testing.T) {
+	dir := t.TempDir()
+	st, err := OpenBolt(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	for i := 0; i < 500; i++ {
+		b := limited(t, fmt.Sprint("q", i), fmt.Sprintf("Q%03d", i), normal(i, 500, 940, 5))
+		if _, err := st.Put(decoded(t, b), b, t0.Add(time.Duration(i)*time.Minute), Meta{}, Rules{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	caps, err := Limits(t.Context(), dir, "", "zc702", DefaultPopulation, DefaultSigmas)
+	if err != nil || len(caps) != 1 {
+		t.Fatalf("%+v %v", caps, err)
+	}
+	c := caps[0]
+	if p := c.Proposed; p == nil || math.Abs(*p.Low-910) > 1 || math.Abs(*p.MarginalLow-920) > 1 || p.High != nil || c.N != 500 || !c.From.Equal(t0) {
+		t.Errorf("proposed %+v for %+v", c.Proposed, c)
+	}
+	var b strings.Builder
+	WriteLimits(&b, caps, DefaultSigmas)
+	for _, want := range []string{"zc702 tcp-up_mbps (Mbit/s): 500 passing boards, 2026-12-01 08:00 .. 2026-12-01 16:19", "median 940, robust sigma 5",
+		"the plan's limit 900..: Cpk 2.6", "proposed for step tcp-up: - {measurement: mbps, low: 910, marginal_low: 920, unit: Mbit/s}"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
 }

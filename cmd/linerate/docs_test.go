@@ -48,3 +48,19 @@ func TestFrontDoor(t *testing.T) {
 		}
 	}
 }
+
+// TestStationLimitsCLI: 'station limits' reads a store (an empty one here: nothing to
+// propose) and its usage errors name the flag.
+func TestStationLimitsCLI(t *testing.T) {
+	out, _, code := runCLI(t, "station", "limits", "--data", t.TempDir(), "--type", "zc702")
+	if code != 0 || !strings.Contains(out, "no measurement with a limit in the stored passing reports") {
+		t.Errorf("exit %d: %s", code, out)
+	}
+	out, _, code = runCLI(t, "station", "limits", "--data", t.TempDir(), "--json")
+	if code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Errorf("--json: exit %d: %s", code, out)
+	}
+	if _, errOut, code := runCLI(t, "station", "--population", "5"); code != 2 || !strings.Contains(errOut, "--population 5 --sigmas 6: want 30..1000000 boards") {
+		t.Errorf("a small population: exit %d: %s", code, errOut)
+	}
+}

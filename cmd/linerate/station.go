@@ -32,6 +32,7 @@ iperf3 server and the frame reflector the plans measure against: one command set
 station. It runs until stopped (Ctrl-C, SIGTERM) or --duration.`,
 		Examples: []cli.Example{cli.Ex("station --tokens /etc/linerate/tokens --reflect eth1", "a locked-down station that also reflects frames on eth1"),
 			cli.Ex("station --db postgres://linerate@db/line --listen 10.0.0.1:8080", "one of several stations sharing a PostgreSQL database")},
+		Subs: []*cli.Command{station.LimitsCommand()},
 		Flags: func(fs *flag.FlagSet) cli.Run {
 			c := station.Config{}
 			fs.StringVar(&c.Listen, "listen", ":8080", "HTTP address `ADDR:PORT`")

@@ -76,9 +76,10 @@ func (a *App) Main(ctx context.Context, args []string, std IO, alone func() bool
 }
 
 // Run runs a command (or the subcommand args name) with its flags parsed; --help prints
-// the help its description and flags make.
+// the help its description and flags make. A command with subcommands and flags of its
+// own (linerate station, and station limits) runs itself unless args name a subcommand.
 func (a *App) Run(ctx context.Context, c *Command, args []string, std IO) error {
-	if len(c.Subs) > 0 {
+	if len(c.Subs) > 0 && (c.Flags == nil || len(args) > 0 && c.Sub(args[0]) != nil) {
 		var names []string
 		for _, s := range c.Subs {
 			names = append(names, s.Name)
@@ -212,7 +213,13 @@ func (a *App) bash() string {
 				subs = append(subs, s.Name)
 				fmt.Fprintf(&b, "\t\t%s) opts=%q;;\n", s.Name, strings.Join(flagWords(s), " "))
 			}
-			fmt.Fprintf(&b, "\t\t*) if [ \"$COMP_CWORD\" -eq 2 ]; then COMPREPLY=($(compgen -W %q -- \"$cur\")); return; fi;;\n\t\tesac;;\n", strings.Join(subs, " "))
+			if c.Flags == nil {
+				fmt.Fprintf(&b, "\t\t*) if [ \"$COMP_CWORD\" -eq 2 ]; then COMPREPLY=($(compgen -W %q -- \"$cur\")); return; fi;;\n\t\tesac;;\n", strings.Join(subs, " "))
+				continue
+			}
+			// Its own flags too, and its subcommands as a first word.
+			fmt.Fprintf(&b, "\t\t*) opts=%q; if [ \"$COMP_CWORD\" -eq 2 ] && [[ \"$cur\" != -* ]]; then COMPREPLY=($(compgen -W %q -- \"$cur\")); return; fi;;\n\t\tesac;;\n",
+				strings.Join(flagWords(c), " "), strings.Join(subs, " "))
 			continue
 		}
 		if c.Name == "help" {
@@ -259,9 +266,12 @@ func (a *App) zsh() string {
 			for _, s := range c.Subs {
 				subs = append(subs, s.Name)
 			}
-			fmt.Fprintf(&b, "\t%s)\n\t\tif (( CURRENT == 3 )); then\n\t\t\tcompadd %s\n\t\t\treturn\n\t\tfi\n\t\tcase $words[3] in\n", c.Name, strings.Join(subs, " "))
+			fmt.Fprintf(&b, "\t%s)\n\t\tif (( CURRENT == 3 )) && [[ $PREFIX != -* ]]; then\n\t\t\tcompadd %s\n\t\t\treturn\n\t\tfi\n\t\tcase $words[3] in\n", c.Name, strings.Join(subs, " "))
 			for _, s := range c.Subs {
 				fmt.Fprintf(&b, "\t\t%s) _arguments \\\n\t\t\t%s;;\n", s.Name, spec(s))
+			}
+			if c.Flags != nil {
+				fmt.Fprintf(&b, "\t\t*) _arguments \\\n\t\t\t%s;;\n", spec(c))
 			}
 			b.WriteString("\t\tesac;;\n")
 			continue

@@ -72,7 +72,23 @@ func testApp(ran *[]string) *App {
 			*ran = append(*ran, "iperf3 "+strings.Join(args, " "))
 			return nil
 		}}
-	return &App{Prog: "lr", About: "lr brings an Ethernet port to line rate.", Commands: []*Command{show,
+	limits := &Command{Name: "limits", Summary: "the population's limits", Usage: []string{"station limits --type BOARD"},
+		Flags: func(fs *flag.FlagSet) Run {
+			typ := fs.String("type", "", "the board `TYPE`")
+			return func(ctx context.Context, args []string, io IO) error {
+				*ran = append(*ran, "station limits "+*typ)
+				return nil
+			}
+		}}
+	station := &Command{Name: "station", Summary: "the line's station", Usage: []string{"station [--listen ADDR]", "station limits --type BOARD"}, Subs: []*Command{limits},
+		Flags: func(fs *flag.FlagSet) Run {
+			listen := fs.String("listen", ":8080", "HTTP `ADDR`")
+			return func(ctx context.Context, args []string, io IO) error {
+				*ran = append(*ran, "station "+*listen+" "+strings.Join(args, " "))
+				return nil
+			}
+		}}
+	return &App{Prog: "lr", About: "lr brings an Ethernet port to line rate.", Commands: []*Command{show, station,
 		{Name: "dts", Summary: "device-tree overlays", Usage: []string{"dts COMMAND"}, About: "Overlays for the GEM nodes.", Subs: []*Command{overlay}},
 		own,
 		{Name: "secret", Summary: "not listed", Hidden: true, Usage: []string{"secret"}, Flags: func(fs *flag.FlagSet) Run {
@@ -83,7 +99,7 @@ func testApp(ran *[]string) *App {
 func TestHelpGolden(t *testing.T) {
 	a := testApp(new([]string))
 	golden(t, "help.txt", a.Help())
-	for _, names := range [][]string{{"show"}, {"dts"}, {"dts", "overlay"}, {"iperf3"}} {
+	for _, names := range [][]string{{"show"}, {"dts"}, {"dts", "overlay"}, {"iperf3"}, {"station"}} {
 		h, err := a.HelpOf(names)
 		if err != nil {
 			t.Fatal(err)
@@ -124,7 +140,7 @@ func TestManGolden(t *testing.T) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	if strings.Join(names, " ") != "lr-dts-overlay.1 lr-dts.1 lr-iperf3.1 lr-secret.1 lr-show.1 lr.1" {
+	if strings.Join(names, " ") != "lr-dts-overlay.1 lr-dts.1 lr-iperf3.1 lr-secret.1 lr-show.1 lr-station-limits.1 lr-station.1 lr.1" {
 		t.Errorf("pages %v", names)
 	}
 	for _, n := range []string{"lr.1", "lr-show.1", "lr-dts-overlay.1", "lr-iperf3.1"} {
@@ -153,6 +169,9 @@ func TestMainAndFlagErrors(t *testing.T) {
 		{"dts", "overlay", "zc702", "-o", "x.dtbo"},
 		{"iperf3", "-c", "198.18.0.1", "--bogus"},
 		{"secret"},
+		{"station", "--listen", ":9090"},
+		{"station"},
+		{"station", "limits", "--type", "zc702"},
 	} {
 		if _, e, err := run(args...); err != nil {
 			t.Errorf("%v: %v %s", args, err, e)

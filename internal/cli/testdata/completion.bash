@@ -4,7 +4,7 @@ _lr() {
 	cur="${COMP_WORDS[COMP_CWORD]}"
 	prev="${COMP_WORDS[COMP_CWORD-1]}"
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W "show dts iperf3 secret" -- "$cur"))
+		COMPREPLY=($(compgen -W "show station dts iperf3 secret" -- "$cur"))
 		return
 	fi
 	cmd="${COMP_WORDS[1]}"; sub="${COMP_WORDS[2]}"
@@ -14,6 +14,11 @@ _lr() {
 	case "$cmd" in
 	show)
 		opts="--count --ethtool-api --interval --json --root --help";;
+	station)
+		case "$sub" in
+		limits) opts="--type --help";;
+		*) opts="--listen --help"; if [ "$COMP_CWORD" -eq 2 ] && [[ "$cur" != -* ]]; then COMPREPLY=($(compgen -W "limits" -- "$cur")); return; fi;;
+		esac;;
 	dts)
 		case "$sub" in
 		overlay) opts="-o --help";;

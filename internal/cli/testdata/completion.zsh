@@ -5,6 +5,7 @@ _lr() {
 	local -a cmds
 	cmds=(
 		'show:read what decides an interface'\''s throughput'
+		'station:the line'\''s station'
 		'dts:device-tree overlays'
 		'iperf3:an iperf3 that parses its own options'
 		'secret:not listed'
@@ -21,8 +22,21 @@ _lr() {
 			'--json[print JSON]' \
 			'--root=[read a captured tree under DIR]:dir:_files' \
 			'*:argument:_files';;
+	station)
+		if (( CURRENT == 3 )) && [[ $PREFIX != -* ]]; then
+			compadd limits
+			return
+		fi
+		case $words[3] in
+		limits) _arguments \
+			'--type=[the board TYPE]:type:_files' \
+			'*:argument:_files';;
+		*) _arguments \
+			'--listen=[HTTP ADDR (default \:8080)]:addr:_files' \
+			'*:argument:_files';;
+		esac;;
 	dts)
-		if (( CURRENT == 3 )); then
+		if (( CURRENT == 3 )) && [[ $PREFIX != -* ]]; then
 			compadd overlay
 			return
 		fi
