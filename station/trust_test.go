@@ -375,8 +375,13 @@ func TestPopulation(t *testing.T) {
 				caps[0].Cpk == nil || math.Abs(*caps[0].Cpk-40.0/9) > 0.1 {
 				t.Errorf("capability %+v", caps)
 			}
-			if _, page := get(t, base+"/"); !strings.Contains(page, `id="capability"`) || !strings.Contains(page, "<td>tcp-up_mbps</td><td class=\"n\">200</td>") {
+			_, page := get(t, base+"/")
+			if !strings.Contains(page, `id="capability"`) || !strings.Contains(page, "<td>tcp-up_mbps</td><td class=\"n\">200</td>") {
 				t.Errorf("the page has no capability table")
+			}
+			// The day's yield counts the marginal board: 201 tested, all passed, 1 marginal.
+			if !strings.Contains(page, `<td>zc702</td><td class="n">201</td><td class="n">201</td><td class="n">100.0`+"\u00a0"+`%</td><td class="n">1</td>`) {
+				t.Errorf("the yield does not count the marginal board")
 			}
 		})
 	}
