@@ -106,7 +106,7 @@ func TestFlagErrorsInOneLine(t *testing.T) {
 		{[]string{"gen", "eth0", "--dst"}, "linerate gen: --dst needs a value: --dst MAC"},
 		{[]string{"gen", "eth0", "--cpus", "zero"}, `linerate gen: --cpus "zero": want a count of CPUs (1, 2, ...) or all`},
 		{[]string{"sink", "eth0", "--stream", "70000"}, `linerate sink: --stream "70000": want 0..65535`},
-		{[]string{"dts", "overlay", "--rx-ring", "0"}, `linerate dts: --rx-ring "0": want 64 or more, a power of two`},
+		{[]string{"dts", "overlay", "--rx-ring", "0"}, `linerate dts overlay: --rx-ring "0": want 64 or more, a power of two`},
 		{[]string{"autotune", "eth0", "--min-mbps", "-1"}, `linerate autotune: --min-mbps "-1": want a number, 0 or more`},
 		{[]string{"validate", "--json=maybe"}, `linerate validate: --json "maybe": want true or false`},
 	} {
