@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GOBUILD := go build -trimpath -ldflags '$(LDFLAGS)'
 BIN := bin
 
-.PHONY: all build build-arm build-arm64 build-amd64 release check-static check-deps size deps test unit lint fuzz bench bench-show bench-iperf3 bench-gen bench-reflect kernels image demo man docs clean
+.PHONY: all build build-arm build-arm64 build-amd64 release check-static check-deps size deps test unit lint fuzz bench bench-show bench-iperf3 bench-gen bench-reflect kernels image demo sdcard man docs clean
 
 all: build
 
@@ -98,15 +98,24 @@ image: deps
 # PORTS of its GEMs (default 1) against the line station in a network namespace, and
 # validate it with the plan qemu-BOARD (qemu-BOARD-Nport for several ports); the verdict
 # line decides. make demo BOARD=zcu102 PORTS=4 tests all four GEMs of the ZCU102 at once.
+# make demo NETBOOT=1 boots as a line does: QEMU gets only U-Boot (built from Debian's
+# source once, cached), which netboots the tester image from the station (ZC702).
 PORTS ?= 1
+NETBOOT ?=
 DEMO_PLAN = $(if $(filter 1,$(PORTS)),qemu-$(BOARD),qemu-$(BOARD)-$(PORTS)port)
 demo: deps build
 	@case $(BOARD) in zc702) scripts/build-kernel-zc702 >/dev/null ;; zcu102) scripts/fetch-kernel-zcu102 >/dev/null ;; \
 		*) echo "make demo: BOARD=$(BOARD): the emulated boards are zc702 and zcu102" >&2; exit 2 ;; esac
 	scripts/build-image $(BOARD)
-	BOARD_UP_STDIN=/dev/null scripts/board-up $(BOARD) --job validate --plan $(DEMO_PLAN) --peer station --ports $(PORTS) --timeout 600 --log out/serial-$(BOARD).log
+	BOARD_UP_STDIN=/dev/null scripts/board-up $(BOARD) --job validate --plan $(DEMO_PLAN) --peer station --ports $(PORTS) $(if $(NETBOOT),--netboot) --timeout 600 --log out/serial-$(BOARD).log
 	@grep -a '^LINERATE \(PASS\|FAIL\) ' out/serial-$(BOARD).log | tail -1
 	@grep -aq '^LINERATE PASS ' out/serial-$(BOARD).log
+
+# The SD card that stays in a fixture: out/linerate-$(BOARD)-sd.img (BOOT.BIN, u-boot.img,
+# a boot script that netboots from the station, else the card's tester image).
+sdcard: deps
+	scripts/build-image $(BOARD)
+	scripts/build-sdcard $(BOARD) $(DEMO_PLAN)
 
 unit:
 	CGO_ENABLED=1 go test -race -count=1 -short ./...

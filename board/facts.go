@@ -21,6 +21,9 @@ type Facts struct {
 	Console     string `json:"console"`
 	UBootArch   string `json:"uboot_arch"`
 	GEM         string `json:"gem"`
+	// Compatible are the board's device-tree compatibles, space-separated (the FIT image
+	// carries them for a station's boot script).
+	Compatible string `json:"compatible"`
 }
 
 // socFacts are the facts each SoC family shares. Both consoles are the PS UART driver's
@@ -36,7 +39,7 @@ func (b *Board) Facts() (Facts, error) {
 	if !ok {
 		return Facts{}, fmt.Errorf("board %s: SoC %q has no image recipe (known: zynq-7000, zynqmp)", b.Name, b.SoC)
 	}
-	f.Board, f.SoC, f.GEM = b.Name, b.SoC, b.GEM.Label
+	f.Board, f.SoC, f.GEM, f.Compatible = b.Name, b.SoC, b.GEM.Label, strings.Join(b.Compatible, " ")
 	return f, nil
 }
 

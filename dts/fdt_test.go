@@ -74,7 +74,7 @@ func TestDecodeBad(t *testing.T) {
 			return set(int(structOff)+8+4, 0x00ffffff)
 		}(), "runs past the end"},
 		{"name offset", set(int(structOff)+8+8, 0x00ffffff), "outside the strings block"},
-		{"no end", set(int(structOff)+int(binary.BigEndian.Uint32(good[36:]))-4, tokNop), "FDT_END"},
+		{"no end", set(int(structOff)+int(binary.BigEndian.Uint32(good[36:]))-4, 4 /* FDT_NOP */), "FDT_END"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Decode(tc.in)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/u-root/u-root/pkg/dt"
+	"github.com/zynqnet/linerate/internal/fdtblob"
 	"github.com/zynqnet/linerate/internal/readall"
 )
 
@@ -179,8 +180,8 @@ func ReadLive(root string) (*dt.FDT, string, error) {
 const maxLiveProp = 1 << 20
 
 func readDir(dir, name string, depth int) (*dt.Node, error) {
-	if depth > maxDepth {
-		return nil, errorf("%s: nested deeper than %d", dir, maxDepth)
+	if depth > fdtblob.MaxDepth {
+		return nil, errorf("%s: nested deeper than %d", dir, fdtblob.MaxDepth)
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {

@@ -364,12 +364,13 @@ func TestOperatorPrompt(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Error("the board did not end after its validate job")
 	}
-	checkTrace(t, data, "zc702", "ann-7")
+	checkTrace(t, data, "zc702", "ann-7", "")
 }
 
 // checkTrace reads the one report the station stored in data and holds what it says
-// produced it to the image make image built for board.
-func checkTrace(t *testing.T, data, board, operator string) {
+// produced it to the image make image built for board: its build, the plan, the kernel,
+// the operator, and the U-Boot that loaded the kernel (uboot; "" when QEMU did).
+func checkTrace(t *testing.T, data, board, operator, uboot string) *plan.Report {
 	t.Helper()
 	var build plan.Build
 	b, err := os.ReadFile(filepath.Join(repoRoot(t), "out", "linerate-"+board+".build.json"))
@@ -393,11 +394,12 @@ func checkTrace(t *testing.T, data, board, operator string) {
 	text, _ := os.ReadFile(filepath.Join(repoRoot(t), "validate", "plans", "qemu-"+board+".yaml"))
 	sum := sha256.Sum256(text)
 	if r.Build == nil || *r.Build != build || r.Operator != operator || r.PlanSHA256 != hex.EncodeToString(sum[:]) || !strings.HasPrefix(r.Kernel, "6.1.") ||
-		r.UBoot != "" || r.Linerate != build.Linerate {
+		r.UBoot != uboot || r.Linerate != build.Linerate {
 		t.Errorf("the stored report's trace: build %+v (image %+v), operator %q, plan %s, kernel %q, U-Boot %q, linerate %q",
 			r.Build, build, r.Operator, r.PlanSHA256, r.Kernel, r.UBoot, r.Linerate)
 	}
-	t.Logf("%s: build %s, kernel %s, plan %.12s, operator %s", board, build.ID, r.Kernel, r.PlanSHA256, r.Operator)
+	t.Logf("%s: build %s, kernel %s, U-Boot %q, plan %.12s, operator %s", board, build.ID, r.Kernel, r.UBoot, r.PlanSHA256, r.Operator)
+	return &r
 }
 
 func (c *console) length() int {

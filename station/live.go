@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,10 +24,14 @@ type Live struct {
 	Started time.Time `json:"started"` // the station's clock at the board's first event
 	Updated time.Time `json:"updated"`
 	Elapsed float64   `json:"elapsed_s"`
-	// State is "testing", or "lost" once the plan's budget (and lostGrace) has passed
-	// without its report.
+	// State is "booting" (the station netboots it: from its DHCP request until its
+	// tester image's first event), "testing", or "lost" once the plan's budget (and
+	// lostGrace) has passed without its report.
 	State  string `json:"state"`
 	Remote string `json:"remote"`
+	// Booted is when the board asked the station's DHCP for an address (netboot).
+	Booted  *time.Time `json:"booted,omitempty"`
+	booting bool
 	// samples are the station's ports' counters at the board's first event: the port it
 	// came in by, and the one of each of its ports' stations.
 	samples map[string]*portSample
@@ -92,9 +97,44 @@ func (l *liveBoards) note(e LiveEvent, remote string, now time.Time, sample func
 			l.evict(now)
 		}
 		b = &Live{Started: now, samples: sample()}
+		// The board the station netbooted: its boot's entry ends here.
+		if mac, err := plan.NormalizeMAC(e.MAC); err == nil {
+			if nb := l.boards[bootID(mac)]; nb != nil {
+				b.Booted = nb.Booted
+				delete(l.boards, bootID(mac))
+			}
+		}
 		l.boards[e.ID] = b
 	}
 	b.LiveEvent, b.Updated, b.Remote = e, now, remote
+}
+
+// bootBudget is how long a netbooting board may take from its DHCP request to its
+// tester image's first event before it is lost.
+const bootBudget = 5 * time.Minute
+
+func bootID(mac string) string { return "netboot-" + strings.ReplaceAll(mac, ":", "") }
+
+// boot notes a netbooting board's progress (its lease, a file fetched); fixture and
+// planName are kept from its first note when empty.
+func (l *liveBoards) boot(mac, fixture, planName, step string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.boards == nil {
+		l.boards = map[string]*Live{}
+	}
+	id := bootID(mac)
+	b := l.boards[id]
+	if b == nil {
+		if len(l.boards) >= maxLive {
+			l.evict(now)
+		}
+		at := now
+		b = &Live{Started: now, Booted: &at, booting: true}
+		b.LiveEvent = LiveEvent{ID: id, MAC: mac, Fixture: fixture, Plan: planName, Event: "boot", Budget: bootBudget.Seconds()}
+		l.boards[id] = b
+	}
+	b.Step, b.Updated = step, now
 }
 
 // evict drops the board seen longest ago.
@@ -136,6 +176,9 @@ func (l *liveBoards) list(now time.Time) []Live {
 		v := *b
 		v.Elapsed = now.Sub(b.Started).Seconds()
 		v.State = "testing"
+		if b.booting {
+			v.State = "booting"
+		}
 		if now.After(deadline) {
 			v.State = "lost"
 		}

@@ -50,6 +50,7 @@ td.n,th.n{text-align:right;white-space:nowrap}
 .marginal{color:#000;background:#ffb300;padding:.1em .5em;border-radius:3px;font-weight:bold}
 .flag{color:#fff;background:#6a1b9a;padding:.1em .4em;border-radius:3px;font-size:90%;white-space:nowrap}
 .lost{color:#fff;background:#c62828;padding:.1em .5em;border-radius:3px}
+.booting{color:#fff;background:#1565c0;padding:.1em .5em;border-radius:3px}
 .testing{color:#fff;background:#1565c0;padding:.1em .5em;border-radius:3px}
 tr.dup td.mac{color:#c62828;font-weight:bold}
 .alarm{background:#c62828;color:#fff;padding:.6em 1em;margin:.5em 0;border-radius:4px}
@@ -147,7 +148,7 @@ function refreshLive() {
       cell(tr, b.board); cell(tr, b.serial); cell(tr, b.mac); cell(tr, b.fixture || '');
       cell(tr, (b.step_index || 0) + '/' + b.steps + ' ' + (b.step || ''));
       cell(tr, b.elapsed_s.toFixed(1) + '\u00a0s').className = 'n';
-      cell(tr, b.state, b.state === 'lost' ? 'lost' : 'testing');
+      cell(tr, b.state, b.state === 'lost' ? 'lost' : b.state === 'booting' ? 'booting' : 'testing');
       body.appendChild(tr);
     });
   }).catch(function () {});

@@ -30,6 +30,8 @@ type Config struct {
 	Log             *log.Logger
 	// Options: the duplicate-MAC policy and the fixture alarm's threshold.
 	Options Options
+	// Netboot boots the line's boards into the tester image (Iface "": off).
+	Netboot NetbootConfig
 }
 
 // Run serves reports until ctx ends or the server fails.
@@ -56,6 +58,12 @@ func Run(ctx context.Context, c Config) error {
 	if err != nil {
 		return badinput.Errorf("--listen %s: %w", c.Listen, err)
 	}
+	stopNetboot, err := startNetboot(ctx, c.Netboot, c.Listen, tlsCfg != nil, srv)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer stopNetboot()
 	// A client that stalls cannot hold a connection: headers in 10 s, the body in a
 	// minute, the answer written in a minute, an idle keep-alive closed after two.
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute,

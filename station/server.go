@@ -48,6 +48,7 @@ type Server struct {
 	idx    index
 	live   liveBoards
 	ports  ports
+	boots  boots // the netboot's DHCP and TFTP events
 }
 
 // Options are how a station judges the line: what it does with a duplicate MAC, how
@@ -150,6 +151,7 @@ func NewServer(store Store, logger *log.Logger, opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/reports.csv", s.reportsCSV)
 	s.mux.HandleFunc("POST /api/live", s.postLive)
 	s.mux.HandleFunc("GET /api/live", s.getLive)
+	s.mux.HandleFunc("GET /api/boots", s.getBoots)
 	s.mux.HandleFunc("GET /api/alarms", s.getAlarms)
 	s.mux.HandleFunc("GET /api/fixtures", s.getFixtures)
 	s.mux.HandleFunc("GET /api/capability", s.getCapability)

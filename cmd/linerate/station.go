@@ -15,6 +15,7 @@ import (
 	"github.com/zynqnet/linerate/netperf/engine"
 	"github.com/zynqnet/linerate/netperf/iperf3"
 	"github.com/zynqnet/linerate/station"
+	"github.com/zynqnet/linerate/validate"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -24,7 +25,7 @@ import (
 func stationCommand() *cli.Command {
 	return &cli.Command{
 		Name: "station", Summary: "the line's station: reports, page, metrics, iperf3 server, reflector",
-		Usage: []string{"station [--listen ADDR:PORT] [--data DIR | --db postgres://...] [--iperf3 ADDR:PORT|off] [--reflect IFACE]"},
+		Usage: []string{"station [--listen ADDR:PORT] [--data DIR | --db postgres://...] [--iperf3 ADDR:PORT|off] [--reflect IFACE] [--netboot IFACE --boot-dir DIR --netboot-pool FIRST-LAST --netboot-plan PLAN]"},
 		About: `The line's station: receives the boards' validate reports (POST /api/reports), checks
 and stores them durably, and serves the line lead's page (/), the reports (/api/reports,
 CSV, JSON, JUnit, sweep charts) and Prometheus metrics (/metrics). Beside it run the
@@ -32,7 +33,7 @@ iperf3 server and the frame reflector the plans measure against: one command set
 station. It runs until stopped (Ctrl-C, SIGTERM) or --duration.`,
 		Examples: []cli.Example{cli.Ex("station --tokens /etc/linerate/tokens --reflect eth1", "a locked-down station that also reflects frames on eth1"),
 			cli.Ex("station --db postgres://linerate@db/line --listen 10.0.0.1:8080", "one of several stations sharing a PostgreSQL database")},
-		Subs: []*cli.Command{station.LimitsCommand()},
+		Subs: []*cli.Command{station.LimitsCommand(), station.BootScriptCommand(validate.Load)},
 		Flags: func(fs *flag.FlagSet) cli.Run {
 			c := station.Config{}
 			fs.StringVar(&c.Listen, "listen", ":8080", "HTTP address `ADDR:PORT`")
@@ -45,9 +46,9 @@ station. It runs until stopped (Ctrl-C, SIGTERM) or --duration.`,
 			fs.StringVar(&c.DB, "db", "", "store in PostgreSQL instead (`URL`: postgres://USER@HOST/DB, or key=value settings): the stations of a line on one database share one history; the station creates and migrates its tables")
 			fs.StringVar(&c.TLSCert, "tls-cert", "", "serve https with this certificate `FILE` (PEM), with --tls-key; the boards check it with validate --station-ca")
 			fs.StringVar(&c.TLSKey, "tls-key", "", "the private key `FILE` (PEM) of --tls-cert")
-			policies := station.PolicyFlags(fs, &c.Options)
+			policies, netboot := station.PolicyFlags(fs, &c.Options), station.NetbootFlags(fs, &c.Netboot, validate.Load)
 			return func(ctx context.Context, pos []string, std cli.IO) error {
-				if err := errors.Join(none(pos), policies()); err != nil {
+				if err := errors.Join(none(pos), policies(), netboot()); err != nil {
 					return err
 				}
 				c.Options.Version = version
@@ -70,8 +71,7 @@ func runStation(ctx context.Context, c station.Config, ip3, reflect string, dura
 		defer cancel()
 	}
 	g, ctx := errgroup.WithContext(ctx)
-	// A server and a reflector for each port of the boards' plans (a multi-port board
-	// measures all its ports at once).
+	// A server and a reflector for each port of a board (all measured at once).
 	for _, a := range strings.Split(ip3, ",") {
 		if a == "off" || a == "" {
 			continue
