@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -74,7 +75,16 @@ type Server struct {
 type serverTest struct {
 	cookie  []byte
 	streams chan acceptedConn
+	ended   chan struct{} // closed once the test has let go of the server
+	ending  atomic.Bool   // its results are exchanged: only the client's IPERF_DONE is left
 }
+
+// endingGrace is how long a new client waits for a test whose results are exchanged to
+// let go of the server (it waits 5 s for IPERF_DONE at most): a client that runs tests
+// back to back (validate's steps, -n runs) connects while the server is still finishing
+// the last one, which iperf3's single-threaded server would have done before accepting
+// it. A client that comes while a test runs gets ACCESS_DENIED at once, as from iperf3.
+const endingGrace = 6 * time.Second
 
 // acceptedConn is a connection with its place in accept order: cookies are read
 // concurrently, so streams can reach the test out of order, and the roles (receive first,
@@ -174,6 +184,15 @@ func (s *Server) handleConn(ctx context.Context, ac acceptedConn, ln *net.TCPLis
 	c.SetReadDeadline(time.Time{})
 	s.mu.Lock()
 	act := s.active
+	if act != nil && !bytes.Equal(act.cookie, cookie) && act.ending.Load() {
+		s.mu.Unlock()
+		select {
+		case <-act.ended:
+		case <-time.After(endingGrace):
+		}
+		s.mu.Lock()
+		act = s.active
+	}
 	switch {
 	case act != nil && bytes.Equal(act.cookie, cookie):
 		s.mu.Unlock()
@@ -190,12 +209,13 @@ func (s *Server) handleConn(ctx context.Context, ac acceptedConn, ln *net.TCPLis
 		c.Close()
 		return false
 	}
-	st := &serverTest{cookie: cookie, streams: make(chan acceptedConn)}
+	st := &serverTest{cookie: cookie, streams: make(chan acceptedConn), ended: make(chan struct{})}
 	s.active = st
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		s.active = nil
+		close(st.ended)
 		s.mu.Unlock()
 	}()
 	rep, err := s.runTest(ctx, c, st, ln)
@@ -368,6 +388,7 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 	}); err != nil {
 		return rep, err
 	}
+	st.ending.Store(true)
 	if p.GetServerOutput && s.JSON == nil {
 		text.w = s.textOut() // the summary once: the client has its copy
 	}

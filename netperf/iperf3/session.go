@@ -29,8 +29,10 @@ func (t *test) runStreams(ctx context.Context, interval time.Duration, done <-ch
 	for _, g := range t.senderGroups() {
 		looped = append(looped, g...)
 		t.wg.Add(1)
+		t.senders.Add(1)
 		go func() {
 			defer t.wg.Done()
+			defer t.senders.Done()
 			t.sendGroup(ctx, g)
 		}()
 	}
@@ -185,6 +187,9 @@ func derefI(p *int64) int64 {
 	return *p
 }
 
+// senderDrain bounds how long end waits for the senders' last writes.
+const senderDrain = 2 * time.Second
+
 // end stops sending and counting (TEST_END). Connections stay open, and receivers keep
 // draining without counting, until closeAll: closing a socket with unread data would
 // reset the peer's stream while it may still be finishing its side of the test.
@@ -194,6 +199,16 @@ func (t *test) end() {
 		return
 	default:
 		close(t.stopSend)
+	}
+	// A write under way when the test ends still reaches the peer, which counts it: the
+	// senders stop first and it is counted here too (a -n test over several loops came
+	// a block short of what the server received). A write a stalled peer holds is not
+	// waited for past senderDrain.
+	drained := make(chan struct{})
+	go func() { t.senders.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(senderDrain):
 	}
 	t.running.Store(false)
 	now := time.Now()

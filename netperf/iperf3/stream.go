@@ -89,6 +89,9 @@ type test struct {
 	// omitEnd is when the omit period ended (start when there was none).
 	omitEnd time.Time
 	wg      sync.WaitGroup
+	// senders are the sending goroutines and loops: end waits for their last write
+	// to be counted.
+	senders sync.WaitGroup
 }
 
 func newTest(p *Params) *test {
@@ -121,8 +124,14 @@ func payload(n int, repeating bool) []byte {
 // write in loops, sendgroup_linux.go).
 func (s *stream) run(ctx context.Context) {
 	s.t.wg.Add(1)
+	if s.sender {
+		s.t.senders.Add(1)
+	}
 	go func() {
 		defer s.t.wg.Done()
+		if s.sender {
+			defer s.t.senders.Done()
+		}
 		s.start = time.Now()
 		switch {
 		case s.sender && s.udp:
