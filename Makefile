@@ -99,7 +99,7 @@ image: deps
 # validate it with the plan qemu-BOARD (qemu-BOARD-Nport for several ports); the verdict
 # line decides. make demo BOARD=zcu102 PORTS=4 tests all four GEMs of the ZCU102 at once.
 # make demo NETBOOT=1 boots as a line does: QEMU gets only U-Boot (built from Debian's
-# source once, cached), which netboots the tester image from the station (ZC702).
+# source once, cached), which netboots the tester image from the station (BOARD=zc702 or zcu102).
 PORTS ?= 1
 NETBOOT ?=
 DEMO_PLAN = $(if $(filter 1,$(PORTS)),qemu-$(BOARD),qemu-$(BOARD)-$(PORTS)port)
