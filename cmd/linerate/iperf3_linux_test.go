@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -239,6 +240,31 @@ func TestIperf3Interop(t *testing.T) {
 		}
 		if s := parseSums(t, "stock client", out); f(s.SumSent, "bytes") < 10<<20 || f(s.SumSent, "bytes") > 10<<20+4*(128<<10) {
 			t.Errorf("-n 10M sent %.0f bytes", f(s.SumSent, "bytes"))
+		}
+		// -k N sends exactly N blocks, whichever side sends and however many streams
+		// share them (a write a full socket cut short is finished, not counted as a block).
+		for _, args := range [][]string{{"-k", "400"}, {"-k", "401", "-P", "3"}, {"-k", "400", "-l", "1000"}} {
+			ours, _ := againstStockServer(t, cli, srv, args...)
+			n, _ := strconv.Atoi(args[1])
+			blk := 128 << 10
+			if len(args) == 4 && args[2] == "-l" {
+				blk, _ = strconv.Atoi(args[3])
+			}
+			if got := f(ours.SumSent, "bytes"); got != float64(n*blk) {
+				t.Errorf("linerate client %v sent %.0f bytes, want %d blocks of %d: %d", args, got, n, blk, n*blk)
+			}
+		}
+		wait = runOurServer(t, srv)
+		out, err = cli.Try("iperf3", "-c", "198.18.2.2", "-J", "-k", "300", "-R", "-P", "2")
+		wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A receiving iperf3 client ends the test after N reads, not N blocks (a read a
+		// block arrived in pieces counts too), so the server may be stopped short of N
+		// blocks, as a stock server is when it writes more slowly; never beyond.
+		if got := f(parseSums(t, "stock client", out).SumSent, "bytes"); got > 300*128<<10 || got == 0 {
+			t.Errorf("linerate server for -k 300 -R -P 2 sent %.0f bytes, want at most %d", got, 300*128<<10)
 		}
 	})
 }

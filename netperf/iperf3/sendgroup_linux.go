@@ -67,6 +67,7 @@ type groupMember struct {
 	raw syscall.RawConn
 	fd  int32 // for poll(2) only; every write goes through raw, which knows a close
 	buf []byte
+	off int // how much of the block in progress has been written
 	n   int
 	err syscall.Errno
 	f   func(fd uintptr) bool // m.write, made once, not a closure per write
@@ -77,7 +78,8 @@ type groupMember struct {
 // long copy keeps its processor (rawio_linux.go says why that matters).
 func (m *groupMember) write(fd uintptr) bool {
 	for {
-		n, _, e := unix.RawSyscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&m.buf[0])), uintptr(len(m.buf)))
+		rest := m.buf[m.off:]
+		n, _, e := unix.RawSyscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&rest[0])), uintptr(len(rest)))
 		if e == unix.EINTR {
 			continue
 		}
@@ -133,23 +135,30 @@ func (t *test) sendGroup(ctx context.Context, ss []*stream) {
 }
 
 // groupRound writes once to each member: whether any took a byte, and the members
-// still sending (nil, with every member's end set, once the test's limit is reached).
+// still sending (nil, with every member's end set, once the test's limit is reached). A
+// write the socket cut short is continued in the next round: a member leaves at the
+// limit only between blocks, so every block it began is sent whole.
 func (t *test) groupRound(ms []*groupMember) (bool, []*groupMember) {
 	wrote := false
 	for i := 0; i < len(ms); i++ {
 		m := ms[i]
-		if !m.s.underLimit(len(m.buf)) {
-			for _, m := range ms {
-				m.s.markEnded()
-			}
-			return false, nil
+		if m.off == 0 && !m.s.underLimit(len(m.buf)) {
+			m.s.markEnded()
+			ms = append(ms[:i], ms[i+1:]...)
+			i--
+			continue
 		}
 		m.n, m.err = 0, 0
 		if err := m.raw.Write(m.f); err != nil {
 			m.err = unix.EBADF // closed under the loop
 		}
 		if m.n > 0 {
-			m.s.account(m.n)
+			m.off += m.n
+			whole := m.off == len(m.buf)
+			if whole {
+				m.off = 0
+			}
+			m.s.account(m.n, whole)
 			wrote = true
 		}
 		if m.err != 0 && m.err != unix.EAGAIN {
@@ -157,6 +166,9 @@ func (t *test) groupRound(ms []*groupMember) (bool, []*groupMember) {
 			ms = append(ms[:i], ms[i+1:]...)
 			i--
 		}
+	}
+	if len(ms) == 0 {
+		return wrote, nil
 	}
 	return wrote, ms
 }

@@ -74,7 +74,9 @@ type test struct {
 	// running is true from TEST_RUNNING to TEST_END: only then are bytes counted.
 	running   atomic.Bool
 	totalSent atomic.Uint64
-	blockSent atomic.Uint64
+	blockSent atomic.Uint64 // blocks written whole
+	// blockStarted is the blocks reserved under -k (underLimit), written or not yet.
+	blockStarted atomic.Uint64
 	// limitHit is closed once a sender-side -n/-k limit is reached.
 	limitHit  chan struct{}
 	limitOnce sync.Once
@@ -209,18 +211,26 @@ func (s *stream) stopped() bool {
 	}
 }
 
-// underLimit reserves one block of n bytes against the -n/-k limits shared by all
-// sending streams; false once the limit is reached.
+// underLimit reserves the next block of n bytes against the -n/-k limits shared by all
+// sending streams; false once the limit is reached. Under -k a block is reserved before
+// it is written and every reserved block is written whole, however many writes it takes,
+// so the streams together send exactly the blocks asked for (iperf3 counts a write cut
+// short by a full socket as a block: -k 400 sent 51.9 MB, not 400 blocks of 128 KiB).
 func (s *stream) underLimit(n int) bool {
 	p := s.t.p
-	if p.Bytes > 0 && s.t.totalSent.Load() >= p.Bytes || p.Blocks > 0 && s.t.blockSent.Load() >= p.Blocks {
+	if p.Bytes > 0 && s.t.totalSent.Load() >= p.Bytes {
 		s.t.hitLimit()
+		return false
+	}
+	if p.Blocks > 0 && s.t.blockStarted.Add(1) > p.Blocks {
+		// The limit is the last block's to signal, once it is written (account).
 		return false
 	}
 	return true
 }
 
-func (s *stream) account(n int) {
+// account counts n bytes written; whole says they ended a block.
+func (s *stream) account(n int, whole bool) {
 	if !s.t.running.Load() {
 		return
 	}
@@ -232,8 +242,10 @@ func (s *stream) account(n int) {
 		return
 	}
 	total := s.t.totalSent.Add(uint64(n))
-	blocks := s.t.blockSent.Add(1)
-	if p.Bytes > 0 && total >= p.Bytes || p.Blocks > 0 && blocks >= p.Blocks {
+	if p.Bytes > 0 && total >= p.Bytes {
+		s.t.hitLimit()
+	}
+	if whole && p.Blocks > 0 && s.t.blockSent.Add(1) >= p.Blocks {
 		s.t.hitLimit()
 	}
 }
@@ -263,7 +275,7 @@ func (s *stream) sendTCP(ctx context.Context) {
 		n, err := write(buf)
 		if n > 0 {
 			sent += uint64(n)
-			s.account(n)
+			s.account(n, n == len(buf))
 		}
 		if err != nil {
 			return
@@ -299,7 +311,7 @@ func (s *stream) sendFile(ctx context.Context, name string, buf []byte) {
 		}
 		w, werr := s.conn.Write(buf[:n])
 		sent += uint64(w)
-		s.account(w)
+		s.account(w, w == n) // the file's last block is what is left: a block
 		if werr != nil || err != nil {
 			return
 		}
@@ -412,7 +424,7 @@ func (s *stream) sendUDP(ctx context.Context) {
 			return
 		}
 		sent += uint64(n)
-		s.account(n)
+		s.account(n, true)
 		s.mu.Lock()
 		if s.t.running.Load() {
 			s.packets = int64(seq)
