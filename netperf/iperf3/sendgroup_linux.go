@@ -137,11 +137,18 @@ func (t *test) sendGroup(ctx context.Context, ss []*stream) {
 // groupRound writes once to each member: whether any took a byte, and the members
 // still sending (nil, with every member's end set, once the test's limit is reached). A
 // write the socket cut short is continued in the next round: a member leaves at the
-// limit only between blocks, so every block it began is sent whole.
+// -k limit only between blocks, so every block it began is sent whole; at the -n byte
+// count the loop stops at once, mid-block or not (a byte stream has no blocks to finish).
 func (t *test) groupRound(ms []*groupMember) (bool, []*groupMember) {
 	wrote := false
 	for i := 0; i < len(ms); i++ {
 		m := ms[i]
+		if m.s.bytesDone() {
+			for _, m := range ms {
+				m.s.markEnded()
+			}
+			return false, nil
+		}
 		if m.off == 0 && !m.s.underLimit(len(m.buf)) {
 			m.s.markEnded()
 			ms = append(ms[:i], ms[i+1:]...)

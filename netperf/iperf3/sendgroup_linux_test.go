@@ -182,7 +182,7 @@ func TestSharedLoopLimit(t *testing.T) {
 	addr, _, _ := testServer(t, 10*time.Second)
 	host, port, _ := net.SplitHostPort(addr)
 	p, _ := strconv.Atoi(port)
-	const limit, block = 64 << 20, 128 << 10
+	const limit, block = 256 << 20, 128 << 10 // long enough that a loop started late under load still gets its turns
 	for _, procs := range []int{1, 2} {
 		was := runtime.GOMAXPROCS(procs)
 		c := &Client{Host: host, Port: p, Version: "test", ConnectTimeout: time.Second, Params: Params{Bytes: limit, Parallel: 4, Len: block}}

@@ -211,6 +211,17 @@ func (s *stream) stopped() bool {
 	}
 }
 
+// bytesDone says whether the streams together have sent the -n byte count (and
+// signals the limit when they have). -n counts bytes, not blocks: a sender stops at it
+// even mid-block, as iperf3 does.
+func (s *stream) bytesDone() bool {
+	if b := s.t.p.Bytes; b > 0 && s.t.totalSent.Load() >= b {
+		s.t.hitLimit()
+		return true
+	}
+	return false
+}
+
 // underLimit reserves the next block of n bytes against the -n/-k limits shared by all
 // sending streams; false once the limit is reached. Under -k a block is reserved before
 // it is written and every reserved block is written whole, however many writes it takes,
@@ -218,8 +229,7 @@ func (s *stream) stopped() bool {
 // short by a full socket as a block: -k 400 sent 51.9 MB, not 400 blocks of 128 KiB).
 func (s *stream) underLimit(n int) bool {
 	p := s.t.p
-	if p.Bytes > 0 && s.t.totalSent.Load() >= p.Bytes {
-		s.t.hitLimit()
+	if s.bytesDone() {
 		return false
 	}
 	if p.Blocks > 0 && s.t.blockStarted.Add(1) > p.Blocks {
