@@ -178,7 +178,8 @@ func (c *Client) Run(ctx context.Context) (*Report, error) {
 	defer stopWatch()
 	cookie := NewCookie()
 	rep.Start.Cookie = string(cookie[:CookieSize-1])
-	text.verboseTest(cookie, &p)
+	_, _, ctrlMSS := socketBufs(ctrl)
+	text.verboseTest(cookie, &p, ctrlMSS)
 	if _, err := ctrl.Write(cookie); err != nil {
 		return rep, fmt.Errorf("send cookie: %w", err)
 	}
@@ -316,6 +317,7 @@ func (s *clientSession) state(ctx context.Context, st int8) (next int8, done boo
 	c, ctrl, t, rep, text := s.c, s.ctrl, s.t, s.rep, s.text
 	switch st {
 	case ParamExchange:
+		t.mssFacts(rep, ctrl)
 		if err := writeJSON(ctrl, s.p.paramsJSON()); err != nil {
 			return 0, false, fmt.Errorf("send parameters: %w", err)
 		}

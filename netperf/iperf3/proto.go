@@ -533,6 +533,40 @@ func parseResults(m map[string]any) (*Results, error) {
 
 // streamID is the id of the i-th stream (0-based) as iperf3 numbers them: 1, 3, 4, ...
 // (iperf_add_stream skips 2).
+// streamSocket is the number iperf3 prints for the i-th stream ("[  5]", and "socket"
+// in -J): its file descriptor, which follows from what iperf3 opens before and for each
+// stream. Measured with stock 3.12 at both ends, -P 1..12, -R, --bidir, -u, -F: a
+// client's streams are 5, 7, 9, 12, 14, ... in the order they connect (TCP and UDP,
+// both directions, a --bidir test's receiving streams after its sending ones), with -F
+// (a descriptor more each) 5, 8, 12, 15, ...; a TCP server's 5, 8, 11, 13, 15, ..., with
+// -F 5, 9, 13, 16, ...; a UDP server's 5, 6, 9, 12, 14, ... (after the second, a stock
+// UDP server's numbers vary from run to run: its listening socket is reopened as
+// streams arrive). A stock end writing a --logfile numbers from 6 (client 6, 8, 11,
+// 13, ...; server 6, 9, 12, 14, ...); linerate numbers as without one.
+// Only what is printed follows the descriptors: the results exchanged name streams by
+// streamID, as iperf3's do.
+func streamSocket(i int, server, udp, file bool) int {
+	switch {
+	case server && udp:
+		return pick(i, []int{5, 6, 9}, 12, 2)
+	case server && file:
+		return pick(i, []int{5, 9, 13}, 16, 3)
+	case server:
+		return pick(i, []int{5, 8, 11}, 13, 2)
+	case file:
+		return pick(i, []int{5, 8}, 12, 3)
+	}
+	return pick(i, []int{5, 7, 9}, 12, 2)
+}
+
+// pick is first[i], or after first from next in steps of step.
+func pick(i int, first []int, next, step int) int {
+	if i < len(first) {
+		return first[i]
+	}
+	return next + step*(i-len(first))
+}
+
 func streamID(i int) int {
 	if i == 0 {
 		return 1

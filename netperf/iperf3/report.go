@@ -142,7 +142,9 @@ type Start struct {
 	ConnectingTo map[string]any `json:"connecting_to,omitempty"`
 	AcceptedFrom map[string]any `json:"accepted_connection,omitempty"`
 	Cookie       string         `json:"cookie"`
-	// TCP: the control connection's MSS (iperf3's ctrl_sck_mss).
+	// TCP: the MSS -M asked for, or else the control connection's (iperf3's
+	// ctrl_sck_mss).
+	TCPMSS        *int `json:"tcp_mss,omitempty"`
 	TCPMSSDefault *int `json:"tcp_mss_default,omitempty"`
 	// The bitrate asked for (-b), the buffer size asked for (-w) and the buffers the
 	// kernel gave the first data socket.

@@ -327,11 +327,13 @@ func (s *Server) runTest(ctx context.Context, ctrl net.Conn, st *serverTest, ln 
 	}
 	defer unpin()
 	text.setTest(p, true)
-	text.verboseTest(st.cookie, p)
+	_, _, ctrlMSS := socketBufs(ctrl)
+	text.verboseTest(st.cookie, p, ctrlMSS)
 	if p.GetServerOutput && s.JSON == nil {
 		text.w = io.MultiWriter(text.w, &output)
 	}
 	t := newTest(p)
+	t.server = true
 	t.copyReceived = s.CopyReceived
 	t.localHost, _ = addrParts(ctrl.LocalAddr())
 	defer func() { t.closeAll() }()

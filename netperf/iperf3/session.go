@@ -121,7 +121,7 @@ func (t *test) interval(st *intervalState, now time.Time, omitting bool) Interva
 	haveRev := false
 	for _, s := range t.streams {
 		b := s.bytes.Load()
-		si := StreamInterval{Socket: s.id, Start: start, End: end, Seconds: secs, Bytes: b - st.bytes[s.id], Omitted: omitting, Sender: s.sender}
+		si := StreamInterval{Socket: s.socket, Start: start, End: end, Seconds: secs, Bytes: b - st.bytes[s.id], Omitted: omitting, Sender: s.sender}
 		si.BitsPerSecond = rate(si.Bytes, secs)
 		st.bytes[s.id] = b
 		if s.udp {
@@ -238,7 +238,19 @@ func (t *test) startFacts(rep *Report, ctrl net.Conn) {
 	if len(t.streams) > 0 {
 		rep.Start.SndbufActual, rep.Start.RcvbufActual, _ = socketBufs(t.streams[0].conn)
 	}
-	if !t.p.UDP {
+	t.mssFacts(rep, ctrl)
+}
+
+// mssFacts records a TCP test's segment size as iperf3 does once the control
+// connection is up (its on_connect, at PARAM_EXCHANGE): -M's as tcp_mss, else the
+// control connection's as tcp_mss_default; so a test the server then refuses has it too.
+func (t *test) mssFacts(rep *Report, ctrl net.Conn) {
+	switch {
+	case t.p.UDP:
+	case t.p.MSS > 0:
+		mss := t.p.MSS
+		rep.Start.TCPMSS = &mss
+	default:
 		if _, _, mss := socketBufs(ctrl); mss > 0 {
 			rep.Start.TCPMSSDefault = &mss
 		}
@@ -316,18 +328,19 @@ func (t *test) localResults(cpu cpuMark, congestionUsed string) *Results {
 	return r
 }
 
-// addStream adds the i-th data connection as a stream (ids 1, 3, 4, ...) and records it
+// addStream adds the i-th data connection as a stream (ids 1, 3, 4, ..., printed as
+// streamSocket numbers them) and records it
 // in the report and the text output, as iperf3 prints "[ ID] local ... connected to ...".
 func (t *test) addStream(i int, sender bool, conn net.Conn, rep *Report, text *textWriter) {
-	s := &stream{id: streamID(i), sender: sender, udp: t.p.UDP, conn: conn, t: t}
+	s := &stream{id: streamID(i), socket: streamSocket(i, t.server, t.p.UDP, t.p.Local.File != ""), sender: sender, udp: t.p.UDP, conn: conn, t: t}
 	t.streams = append(t.streams, s)
 	lh, lp := addrParts(conn.LocalAddr())
 	if ip := net.ParseIP(lh); (ip == nil || ip.IsUnspecified()) && t.localHost != "" {
 		lh = t.localHost // a UDP stream of a server listening on every address
 	}
 	rh, rp := addrParts(conn.RemoteAddr())
-	rep.Start.Connected = append(rep.Start.Connected, Connected{Socket: s.id, LocalHost: lh, LocalPort: lp, RemoteHost: rh, RemotePort: rp})
-	fmt.Fprintf(text.w, "[%3d] local %s port %d connected to %s port %d\n", s.id, lh, lp, rh, rp)
+	rep.Start.Connected = append(rep.Start.Connected, Connected{Socket: s.socket, LocalHost: lh, LocalPort: lp, RemoteHost: rh, RemotePort: rp})
+	fmt.Fprintf(text.w, "[%3d] local %s port %d connected to %s port %d\n", s.socket, lh, lp, rh, rp)
 }
 
 // peerResults reads the peer's results message (who names it in errors) and fills the
@@ -423,7 +436,7 @@ func (t *test) sides(s *stream, rem StreamResult, haveRem bool) (snd, rcv *Strea
 		}
 	}
 	side := func(bytes uint64, secs float64, sender bool) *StreamInterval {
-		return &StreamInterval{Socket: s.id, Start: 0, End: secs, Seconds: secs, Bytes: bytes, BitsPerSecond: rate(bytes, secs), Sender: sender}
+		return &StreamInterval{Socket: s.socket, Start: 0, End: secs, Seconds: secs, Bytes: bytes, BitsPerSecond: rate(bytes, secs), Sender: sender}
 	}
 	sender := func(r StreamResult, secs float64, local bool) *StreamInterval {
 		si := side(r.Bytes, secs, true)

@@ -20,7 +20,8 @@ import (
 // stream is one data connection of a test, run by its own goroutine or, an unpaced TCP
 // sender on Linux, by one of the sending loops (sendgroup_linux.go).
 type stream struct {
-	id     int
+	id     int // the results exchange's stream id
+	socket int // the number printed for it, as iperf3 prints its descriptor (streamSocket)
 	sender bool
 	udp    bool
 	conn   net.Conn
@@ -82,6 +83,8 @@ type test struct {
 	limitOnce sync.Once
 	// congestion is the first TCP stream's congestion control, read while it is open.
 	congestion string
+	// server is true on the server's side: its streams are numbered as a server's.
+	server bool
 	// localHost is the control connection's local address, for streams whose own is
 	// unspecified.
 	localHost string

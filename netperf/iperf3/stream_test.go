@@ -2,6 +2,7 @@ package iperf3
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 )
@@ -55,5 +56,30 @@ func TestPacer(t *testing.T) {
 	begin = time.Now()
 	if !p.sleep(20*time.Millisecond) || time.Since(begin) < 20*time.Millisecond {
 		t.Errorf("a 20 ms wait after an unread tick took %v", time.Since(begin))
+	}
+}
+
+// TestStreamSocketAsStock: the numbers stock 3.12 printed, stock at both ends, for the
+// streams of each kind of end (proto.go's streamSocket says how they were measured).
+func TestStreamSocketAsStock(t *testing.T) {
+	for _, c := range []struct {
+		name              string
+		server, udp, file bool
+		want              []int
+	}{
+		{"client -P 12, --bidir -P 6, -u -P 6", false, false, false, []int{5, 7, 9, 12, 14, 16, 18, 20, 22, 24, 26, 28}},
+		{"client -u -P 4", false, true, false, []int{5, 7, 9, 12}},
+		{"client -F -P 5", false, false, true, []int{5, 8, 12, 15, 18}},
+		{"server -P 12", true, false, false, []int{5, 8, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29}},
+		{"server -F, -P 5", true, false, true, []int{5, 9, 13, 16, 19}},
+		{"server -u -P 6", true, true, false, []int{5, 6, 9, 12, 14, 16}},
+	} {
+		var got []int
+		for i := range c.want {
+			got = append(got, streamSocket(i, c.server, c.udp, c.file))
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v; stock printed %v", c.name, got, c.want)
+		}
 	}
 }

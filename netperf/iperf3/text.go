@@ -309,13 +309,19 @@ func (t *textWriter) verboseTime() {
 	}
 }
 
-func (t *textWriter) verboseTest(cookie []byte, p *Params) {
+// verboseTest is -V's cookie, MSS (-M's, or else the control connection's, ctrlMSS)
+// and rate.
+func (t *textWriter) verboseTest(cookie []byte, p *Params, ctrlMSS int) {
 	if !t.verbose {
 		return
 	}
 	fmt.Fprintf(t.w, "      Cookie: %s\n", cookie[:CookieSize-1])
-	if !p.UDP {
-		fmt.Fprintf(t.w, "      TCP MSS: %d (default)\n", p.MSS)
+	switch {
+	case p.UDP:
+	case p.MSS > 0:
+		fmt.Fprintf(t.w, "      TCP MSS: %d\n", p.MSS)
+	default:
+		fmt.Fprintf(t.w, "      TCP MSS: %d (default)\n", ctrlMSS)
 	}
 	if p.Bandwidth > 0 {
 		fmt.Fprintf(t.w, "      Target Bitrate: %d\n", p.Bandwidth)
