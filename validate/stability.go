@@ -61,6 +61,10 @@ func (s *Stability) Check(p *plan.Plan) error {
 	return err
 }
 
+// stabilityGrace is how long TCP traffic may take beyond the step's duration (the
+// connection, a busy station's turn, the results) before the step calls it stalled.
+const stabilityGrace = 20 * time.Second
+
 // Timeout: the watch and the traffic's set-up.
 func (s *Stability) Timeout() time.Duration { return s.Duration.D() + 30*time.Second }
 
@@ -108,8 +112,16 @@ func (s *Stability) traffic(ctx context.Context, e Env) (string, error) {
 	case "tcp":
 		c := &iperf3.Client{Host: e.Station.Address, Port: e.Station.Port, Version: e.Version, ConnectTimeout: 5 * time.Second,
 			Params: iperf3.Params{Time: int(d.Seconds())}}
-		rep, err := c.RunWhenFree(ctx)
+		// A test whose path stops carrying frames waits for results that never come:
+		// bounded here, so the step says so well inside its own timeout.
+		stalled := fmt.Errorf("no results %v after the %v test began: the station stopped answering", d+stabilityGrace, d)
+		tctx, cancel := context.WithTimeoutCause(ctx, d+stabilityGrace, stalled)
+		defer cancel()
+		rep, err := c.RunWhenFree(tctx)
 		if err != nil {
+			if context.Cause(tctx) == stalled && ctx.Err() == nil {
+				err = stalled
+			}
 			return "", fmt.Errorf("iperf3 to the station: %w", err)
 		}
 		return fmt.Sprintf("TCP up %.1f Mbit/s", rep.End.Received().BitsPerSecond/1e6), nil

@@ -2,10 +2,12 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -121,6 +123,39 @@ steps:
 	if code != 1 || !regexp.MustCompile(`stable\s+stability\s+FAIL .*the link was not stable: \d\d:\d\d:\d\d\.\d{3} eth0 carrier down; \d\d:\d\d:\d\d\.\d{3} eth0 carrier up after 1\.\d\ds`).MatchString(out) ||
 		!strings.Contains(out, "LINERATE FAIL board=zc702 serial=NS-8") || !strings.Contains(out, "failed=stable") {
 		t.Errorf("a flap mid-step: exit %d, want FAIL with the times:\n%s", code, out)
+	}
+}
+
+// TestStabilityTCPStall: a station whose iperf3 server stops answering mid-step (held
+// with SIGSTOP: no frame of the test moves any more, the link stays up) fails the step
+// soon after its duration plus the grace, saying the station stopped answering, not at
+// the step's timeout with a deadline.
+func TestStabilityTCPStall(t *testing.T) {
+	nstest.NeedTool(t, "iperf3")
+	b, st := boardPair(t)
+	srv := exec.Command("ip", "netns", "exec", st.Name, "iperf3", "-s", "-1")
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		srv.Process.Signal(syscall.SIGCONT)
+		srv.Process.Kill()
+		srv.Wait()
+	}()
+	waitListen(st, "5201")
+	plan := writePlan(t, "board: zc702\ninterface: eth0\nstation:\n  address: 198.18.61.1\nsteps:\n  - {id: stable, type: stability, duration: 3s, traffic: tcp}\n")
+	go func() {
+		time.Sleep(time.Second)
+		srv.Process.Signal(syscall.SIGSTOP)
+	}()
+	start := time.Now()
+	out, code := runIn(t, b, time.Minute, "validate", plan, "--serial", "NS-9", "--report-dir", t.TempDir())
+	took := time.Since(start)
+	if code != 1 || !regexp.MustCompile(`stable\s+stability\s+FAIL\s+iperf3 to the station: no results 23s after the 3s test began: the station stopped answering`).MatchString(out) {
+		t.Errorf("a station that stops answering: exit %d\n%s", code, out)
+	}
+	if took > 30*time.Second { // the step's timeout is 33 s
+		t.Errorf("the step took %v; want it over soon after 23 s", took)
 	}
 }
 

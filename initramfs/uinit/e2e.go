@@ -70,7 +70,13 @@ func e2e(iface, peer string) int {
 	}
 	validate("stability-flap")
 	rxStall(iface, peer, "the flap")
-	note(validate("stability"))
+	rc = validate("stability")
+	if rc != 0 && rxStall(iface, peer, "the stability step's traffic") {
+		// The GEM stalled under the step's own TCP traffic (its ACKs ran the ring
+		// dry), not a flap: once more under its name, as the download below.
+		rc = validate("stability")
+	}
+	note(rc)
 	// The speed matrix: QEMU's PHY reports 100 Mb/s whatever is advertised, so 100 passes
 	// and 1000 must fail saying so; the advertisement is given back either way. The host
 	// judges it.
@@ -112,7 +118,8 @@ func e2e(iface, peer string) int {
 // for the Zynq-7000 alone, MACB_CAPS_NEEDS_RSTONUBR), so a stall there lasts until the
 // link is bounced. A real GEM reads the descriptor again by itself. The peer answering a TCP
 // connect to its discard port, accepted or refused, is proof that frames come in.
-func rxStall(iface, peer, after string) {
+// Whether it found the GEM stalled (and bounced the link).
+func rxStall(iface, peer, after string) bool {
 	reaches := func() bool {
 		for end := time.Now().Add(8 * time.Second); time.Now().Before(end); {
 			c, err := net.DialTimeout("tcp", net.JoinHostPort(peer, "9"), time.Second)
@@ -128,7 +135,7 @@ func rxStall(iface, peer, after string) {
 		return false
 	}
 	if reaches() {
-		return
+		return false
 	}
 	fmt.Fprintf(console, "==== LINERATE NOTE rx-stall: %s has had no frame from %s since %s (QEMU's GEM waits for an NCR write): link bounced ====\n", iface, peer, after)
 	if err := bounce(iface); err != nil {
@@ -137,6 +144,7 @@ func rxStall(iface, peer, after string) {
 	if !reaches() {
 		fmt.Fprintf(console, "%s: still no frame from %s after the bounce\n", iface, peer)
 	}
+	return true
 }
 
 // killedLoopback starts a long PHY loopback test, kills it (SIGKILL) once the PHY is in
