@@ -21,7 +21,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -113,6 +116,9 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 		return nil, badinput.Errorf("%v", err)
 	}
 	r := &run{Validation: v, console: &lineWriter{w: v.Console}}
+	if err := r.checkInterfaces(); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	rep, err := r.header(ctx, start)
 	if err != nil {
@@ -151,6 +157,30 @@ func (r *run) runSteps(ctx context.Context, runner *Runner) (d Done) {
 		}
 	}()
 	return runner.Run(ctx)
+}
+
+// checkInterfaces refuses a plan naming an interface this machine lacks, before any
+// step: every step would fail on it, and the upload be retried, for nothing. Bad input
+// (exit 2), naming what is missing and what there is.
+func (r *run) checkInterfaces() error {
+	var missing []string
+	for _, p := range r.ports() {
+		if _, err := os.Lstat(filepath.Join(r.Root, "sys/class/net", p.Interface)); err != nil && !slices.Contains(missing, p.Interface) {
+			missing = append(missing, p.Interface)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	var have []string
+	ents, _ := os.ReadDir(filepath.Join(r.Root, "sys/class/net"))
+	for _, e := range ents {
+		if e.Name() != "lo" {
+			have = append(have, e.Name())
+		}
+	}
+	return badinput.Errorf("plan %s: no interface %s on this machine (it has %s): name the board's port in the plan's interface: or ports:",
+		cmp.Or(r.Plan.Name, "(unnamed)"), strings.Join(missing, ", "), cmp.Or(strings.Join(have, ", "), "none but lo"))
 }
 
 // ports are the plan's ports (one for a plan of one interface).

@@ -252,3 +252,23 @@ func TestPHYCommandsWithoutPHY(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateMissingInterface: a plan naming a port the machine lacks is refused before
+// any step, at once, exit 2, naming it (and what the machine has); no report is made.
+func TestValidateMissingInterface(t *testing.T) {
+	b, _ := boardPair(t)
+	plan := writePlan(t, "name: two-ports\nboard: zc702\nports: [eth0, eth1]\nsteps:\n  - {id: link, type: link}\n")
+	reports := t.TempDir()
+	start := time.Now()
+	out, code := runIn(t, b, time.Minute, "validate", plan, "--serial", "NS-10", "--report-dir", reports)
+	took := time.Since(start)
+	if code != 2 || !strings.Contains(out, "plan two-ports: no interface eth1 on this machine (it has eth0)") {
+		t.Errorf("a plan with a missing port: exit %d\n%s", code, out)
+	}
+	if took > time.Second {
+		t.Errorf("refused after %v; want under a second", took)
+	}
+	if ents, _ := os.ReadDir(reports); len(ents) != 0 {
+		t.Errorf("a refused plan left %d files in the report directory", len(ents))
+	}
+}
