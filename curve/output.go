@@ -1,11 +1,13 @@
 package curve
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/zynqnet/linerate/internal/safecsv"
 )
@@ -45,11 +47,42 @@ func (r *Result) PointLine(p Point) string {
 	return b.String()
 }
 
-// WriteText writes the sweep's table: a header with the units, a line per point.
+// WriteText writes the sweep's table: a row per point, a column per figure (its median,
+// ± half the spread when repeated), the value read back where it differs and a failed
+// point's error; then the units and whether the knob was given back.
 func (r *Result) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "sweep %s %s: %d points\n", r.Iface, r.Knob, len(r.Points))
+	var table strings.Builder
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
+	cell := func(s string) string { return strings.ReplaceAll(s, "\t", " ") }
+	head := []string{r.Knob, "reads back"}
+	for _, c := range r.Columns {
+		head = append(head, c.Key)
+	}
+	fmt.Fprintln(tw, "  "+strings.Join(append(head, "error"), "\t"))
 	for _, p := range r.Points {
-		fmt.Fprintln(w, "  "+r.PointLine(p))
+		row := []string{cell(p.Value), "="}
+		if p.Applied != p.Value {
+			row[1] = cell(cmp.Or(p.Applied, "-"))
+		}
+		for _, c := range r.Columns {
+			x, ok := p.Median[c.Key]
+			switch {
+			case !ok:
+				row = append(row, "-")
+			case len(p.Runs) > 1:
+				row = append(row, Num(x)+" ±"+Num(p.Spread[c.Key]/2))
+			default:
+				row = append(row, Num(x))
+			}
+		}
+		fmt.Fprintln(tw, "  "+strings.Join(append(row, cell(p.Error)), "\t"))
+	}
+	tw.Flush()
+	for _, l := range strings.SplitAfter(table.String(), "\n") {
+		if l != "" {
+			fmt.Fprintln(w, strings.TrimRight(l, " \n")) // a row without an error ends in blanks
+		}
 	}
 	var units []string
 	for _, c := range r.Columns {

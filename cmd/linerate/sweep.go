@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"time"
 
@@ -103,10 +102,8 @@ func (f *sweepFlags) finish(res *curve.Result, err error, stdout io.Writer) erro
 	}
 	if f.json {
 		err = errors.Join(err, writeJSON(stdout, res))
-	} else if res.Interrupted || !res.Restored {
-		res.WriteText(stdout)
 	} else {
-		fmt.Fprintf(stdout, "%s given back its value from before the sweep\n", f.knob)
+		res.WriteText(stdout)
 	}
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -104,6 +105,17 @@ func TestSweepInNamespaces(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(state, "sweep", "tune-a0.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the sweep's journal is left behind: %v", err)
+	}
+	// Without --json: the table, a row per value under a header of the figures.
+	cmd, out, errOut = linerateIn(t, a, "sweep", "a0", "--knob", "sysctl.net.ipv4.tcp_rmem", "--values", tiny+";"+dflt,
+		"--reflector", mac, "--size", "64", "--rate", "1000pps", "--duration", "1s", "--state-dir", filepath.Join(dir, "state2"))
+	if !waitOrKill(cmd, 60*time.Second) || cmd.ProcessState.ExitCode() != 0 {
+		t.Fatalf("sweep: exit %d\n%s\n%s", cmd.ProcessState.ExitCode(), out, errOut)
+	}
+	table := regexp.MustCompile(`(?m)^  sysctl\.net\.ipv4\.tcp_rmem +reads back +loss_pct_64 +p50_us_64 +p99_us_64 +p999_us_64 +error\n` +
+		`  4096 4096 4096 +\= +[\d.]+ +[\d.]+ +[\d.]+ +[\d.]+\n  4096 131072 6291456 +\= +[\d.]+ +[\d.]+ +[\d.]+ +[\d.]+\n`)
+	if !table.MatchString(out.String()) || !strings.HasSuffix(out.String(), "sysctl.net.ipv4.tcp_rmem given back its value from before the sweep\n") {
+		t.Errorf("sweep's table:\n%s", out)
 	}
 	c, _ := os.ReadFile(csv)
 	lines := strings.Split(strings.TrimSpace(string(c)), "\r\n")
