@@ -189,7 +189,9 @@ the tolerance, by binary search), latency at that rate, frame loss rate (from 10
 in 10% steps until two trials lose nothing) and back-to-back frames (the longest burst at
 line rate without loss). --peer is a reflector's MAC (linerate reflect on the far end;
 latency is round-trip), --loop a second port of this machine cabled to IFACE (latency is
-one-way).`,
+one-way). 100% is IFACE's speed, or --link-mbps where the port says more than the link
+carries or nothing. The search is bounded by what the sender reaches (a trial it falls
+short in): the result says so.`,
 		Examples: []cli.Example{cli.Ex("rfc2544 eth0 --peer 02:00:00:00:00:0b --trial 60s", "the four tests at RFC 2544's trial length"),
 			cli.Ex("rfc2544 eth0 --loop eth1 --tests throughput --sizes 64,1518", "throughput between two ports cabled together")},
 		Flags: rfc2544Flags,

@@ -110,6 +110,9 @@ type Throughput struct {
 	L2Mbps   float64 `json:"l2_mbps"`
 	WireMbps float64 `json:"wire_mbps"`
 	Trials   []Point `json:"trials"`
+	// SenderBound says the sender could not offer more than Percent (the CPU, or a
+	// path pushing back): the search ended there; the path may carry more.
+	SenderBound bool `json:"sender_bound,omitempty"`
 }
 
 // Latency is measured at the throughput rate (RFC 2544 26.2).
@@ -268,12 +271,14 @@ func Run(ctx context.Context, t Trialer, c Config) ([]SizeResult, error) {
 
 // throughput is the binary search of RFC 2544 26.1: start at line rate; halve the
 // interval between the highest passing and lowest failing rate until it is within the
-// resolution (relative to the rate). A clean trial whose sender fell short of the rate
-// (after its attempts) proves only the rate it sent, not the one asked: the rate asked
-// is not shown to pass, and what was sent is, so the search goes on between them. A
-// path that holds the sender back (a qdisc pushing back on the port) is found at its
-// own rate this way, and a sender the CPU cannot keep at the rate is what is reported,
-// never more than was sent.
+// resolution (relative to the rate). A trial whose sender fell short of the rate (after
+// its attempts) measured the rate it sent, not the one asked, and that rate is what the
+// sender reaches: no rate above it can be tried, so it bounds the search. Clean, it is
+// the throughput found (said to be the sender's bound: the path may carry more); with
+// loss, the search goes on below it. A path that holds the sender back (a qdisc pushing
+// back on the port) is found at its own rate this way, and a sender the CPU cannot keep
+// at line rate (a 10G port's) ends the search at its reach at once, instead of trying
+// rates between it and line rate that it cannot send.
 func (c *Config) throughput(size int, trial func(float64, uint64) (frames.Result, Point, error)) (*Throughput, error) {
 	tp := &Throughput{}
 	lo, hi := 0.0, 100.0
@@ -290,13 +295,15 @@ func (c *Config) throughput(size int, trial func(float64, uint64) (frames.Result
 		switch {
 		case pass && p.SenderShort > 0 && p.Offered > 0:
 			sent := float64(p.Sent) / float64(p.Offered)
-			verdict = fmt.Sprintf("pass at the %.3f%% sent only", pct*sent)
-			hi = pct
+			verdict = fmt.Sprintf("pass at the %.3f%% sent only: the sender's reach bounds the search", pct*sent)
 			if pct*sent > lo {
 				lo, loFPS = pct*sent, p.FPS*sent
 			}
+			hi, tp.SenderBound = lo, true
 		case pass:
 			lo, loFPS = pct, p.FPS
+		case p.SenderShort > 0 && p.Offered > 0:
+			hi = max(lo, pct*float64(p.Sent)/float64(p.Offered)) // the loss was at the rate sent
 		default:
 			hi = pct
 		}
@@ -353,7 +360,11 @@ func Table(rs []SizeResult) string {
 	for _, r := range rs {
 		fmt.Fprintf(&s, "frame size %d bytes (line rate %.0f fps)\n", r.Size, r.LineFPS)
 		if t := r.Throughput; t != nil {
-			fmt.Fprintf(&s, "  throughput    %10.0f fps  %7.3f%%  %8.2f Mbit/s L2  %8.2f Mbit/s wire  (%d trials)\n", t.FPS, t.Percent, t.L2Mbps, t.WireMbps, len(t.Trials))
+			bound := ""
+			if t.SenderBound {
+				bound = ", the sender's reach: the path may carry more"
+			}
+			fmt.Fprintf(&s, "  throughput    %10.0f fps  %7.3f%%  %8.2f Mbit/s L2  %8.2f Mbit/s wire  (%d trials%s)\n", t.FPS, t.Percent, t.L2Mbps, t.WireMbps, len(t.Trials), bound)
 		}
 		if l := r.Latency; l != nil && l.NS != nil {
 			fmt.Fprintf(&s, "  latency       at %.0f fps, %s\n", l.FPS, l.text())

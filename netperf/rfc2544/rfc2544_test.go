@@ -203,9 +203,13 @@ func TestShortTrialRunAgain(t *testing.T) {
 
 // heldBack is a path that pushes back on its sender (a qdisc on the port): whatever
 // rate is asked, no more than capacity frames a second are sent, and none is lost.
-type heldBack struct{ capacity float64 }
+type heldBack struct {
+	capacity float64
+	calls    int
+}
 
 func (f *heldBack) Trial(_ context.Context, size int, fps float64, d time.Duration, count uint64) (frames.Result, error) {
+	f.calls++
 	offered := uint64(fps * d.Seconds())
 	sent := min(offered, uint64(f.capacity*d.Seconds()))
 	return frames.Result{Offered: offered, Sent: sent, Received: sent}, nil
@@ -229,8 +233,16 @@ func TestHeldBackSender(t *testing.T) {
 	if tp.FPS > f.capacity*1.01 || tp.FPS < f.capacity*0.99 || math.Abs(tp.Percent-10.47) > 0.11 {
 		t.Fatalf("throughput %.0f fps (%.3f%%), want %.0f (10.47%%):\n%s", tp.FPS, tp.Percent, f.capacity, strings.Join(lines, "\n"))
 	}
-	if all := strings.Join(lines, "\n"); !strings.Contains(all, "100.000% again: the sender fell") || !strings.Contains(all, "sent only") {
+	if all := strings.Join(lines, "\n"); !strings.Contains(all, "100.000% again: the sender fell") || !strings.Contains(all, "sent only: the sender's reach bounds the search") {
 		t.Errorf("progress:\n%s", all)
+	}
+	// The reach ends the search at once: no rate between it and line rate is tried
+	// (a 10G port's CPU-bound sender searched for minutes).
+	if !tp.SenderBound || len(tp.Trials) != 1 || f.calls != 3 {
+		t.Errorf("sender bound %v after %d search steps and %d trials; want the search ended by the first step's 3 trials", tp.SenderBound, len(tp.Trials), f.calls)
+	}
+	if table := Table(rs); !strings.Contains(table, "the sender's reach: the path may carry more") {
+		t.Errorf("table does not say the sender bounded it:\n%s", table)
 	}
 }
 
