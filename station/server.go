@@ -9,12 +9,14 @@ import (
 	"io"
 	"log"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/zynqnet/linerate/curve"
 	"github.com/zynqnet/linerate/plan"
@@ -37,7 +39,7 @@ type Server struct {
 	bytes   *prometheus.HistogramVec
 	took    *prometheus.HistogramVec
 	dupMACs *prometheus.CounterVec
-	refused *prometheus.CounterVec
+	refused *refusals
 	started time.Time
 	// write and read are the tokens POST and the other requests need (nil: none).
 	write, read *Tokens
@@ -172,7 +174,9 @@ func (s *Server) registerMetrics() {
 	s.took = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "linerate_test_duration_seconds", Help: "How long a board's validation took, by board type.",
 		Buckets: []float64{10, 20, 30, 45, 60, 90, 120, 180, 300, 600, 1200}}, []string{"board"})
 	s.dupMACs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "linerate_duplicate_mac_reports_total", Help: "Reports whose MAC another serial reported before, by board type (stored and flagged)."}, []string{"board"})
-	s.refused = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "linerate_reports_refused_total", Help: "Reports the station refused, by reason."}, []string{"reason"})
+	s.refused = newRefusals(s.log)
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "linerate_build_info", Help: "The station's linerate version and the Go it was built with; always 1."}, []string{"version", "goversion"})
+	build.WithLabelValues(cmp.Or(s.opts.Version, "unknown"), runtime.Version()).Set(1)
 	stored := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "linerate_reports_stored", Help: "Reports in the store."}, func() float64 {
 		s.idx.mu.RLock()
 		defer s.idx.mu.RUnlock()
@@ -184,7 +188,8 @@ func (s *Server) registerMetrics() {
 		return float64(len(s.idx.alarms.active))
 	})
 	inTest := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "linerate_boards_in_test", Help: "Boards that posted their start and no report yet, by state (testing, lost)."}, []string{"state"})
-	s.reg.MustRegister(s.tested, s.reports, s.steps, s.bytes, s.took, s.dupMACs, s.refused, stored, alarms, liveCollector{s, inTest})
+	s.reg.MustRegister(s.tested, s.reports, s.steps, s.bytes, s.took, s.dupMACs, s.refused.count, stored, alarms, liveCollector{s, inTest}, build,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
 
 // liveCollector reads the boards in test when /metrics is scraped.
@@ -241,14 +246,19 @@ func (s *Server) firstSeen(key string) bool {
 }
 
 // poster is who may post (a write token's name, or the address without tokens); it
-// answers 401 itself.
+// answers 401 itself, logged among the refusals (rate-limited: unauthenticated posts
+// cost nothing to send).
 func (s *Server) poster(w http.ResponseWriter, req *http.Request) (string, bool) {
 	if s.write == nil {
 		return req.RemoteAddr, true
 	}
 	name := s.write.Who(req)
 	if name == "" {
-		s.log.Printf("%s %s refused from %s: no valid token", req.Method, req.URL.Path, req.RemoteAddr)
+		if req.URL.Path == "/api/reports" {
+			s.refused.report("no-token", req.RemoteAddr, "", "", errors.New("no valid write token"))
+		} else {
+			s.refused.logf("%s %s refused from %s: no valid token", req.Method, req.URL.Path, req.RemoteAddr)
+		}
 		unauthorized(w)
 		return "", false
 	}
@@ -260,7 +270,7 @@ func (s *Server) postReport(w http.ResponseWriter, req *http.Request) {
 	if !ok {
 		return
 	}
-	body, r, ok := readReport(w, req)
+	body, r, ok := s.readReport(w, req, who)
 	if !ok {
 		return
 	}
@@ -278,7 +288,7 @@ func (s *Server) postReport(w http.ResponseWriter, req *http.Request) {
 		meta.Outliers, err = s.outliers(r)
 	}
 	if err != nil {
-		s.policyRefused(w, r.ID, who, err)
+		s.policyRefused(w, r.ID, r.Serial, who, err)
 		return
 	}
 	meta.Flags = flags
@@ -288,7 +298,7 @@ func (s *Server) postReport(w http.ResponseWriter, req *http.Request) {
 	now := time.Now()
 	st, err := s.store.Put(r, body, now, meta, Rules{MAC: s.opts.MACPolicy, MaxAttempts: s.opts.MaxAttempts, RetestElsewhere: s.opts.RetestElsewhere, Retest: s.opts.RetestPolicy})
 	if err != nil {
-		s.putRefused(w, r.ID, who, err)
+		s.putRefused(w, r.ID, r.Serial, who, err)
 		return
 	}
 	meta.Flags = append(meta.Flags, st.Flags...)
@@ -347,37 +357,43 @@ func (s *Server) policies(r *plan.Report, fixture string) ([]ReportFlag, error) 
 
 // policyRefused answers a report a policy rejects: 409 with the reason, counted and
 // logged.
-func (s *Server) policyRefused(w http.ResponseWriter, id, who string, err error) {
+func (s *Server) policyRefused(w http.ResponseWriter, id, serial, who string, err error) {
 	var pe *PolicyError
 	kind := "policy"
 	if errors.As(err, &pe) {
 		kind = pe.Kind
 	}
-	s.log.Printf("report %s from %s refused (%s): %v", id, who, kind, err)
-	s.refused.WithLabelValues(kind).Inc()
+	s.refused.report(kind, who, id, serial, err)
 	http.Error(w, "report "+id+" refused: "+err.Error(), http.StatusConflict)
 }
 
 // readReport reads a posted report's body (at most MaxReportBytes) and checks it at the
-// door; it answers 400, 413 or 422 itself.
-func readReport(w http.ResponseWriter, req *http.Request) ([]byte, *plan.Report, bool) {
+// door; it answers 400, 413 or 422 itself, each refusal counted and logged.
+func (s *Server) readReport(w http.ResponseWriter, req *http.Request, who string) ([]byte, *plan.Report, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, MaxReportBytes))
 	if err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
-			http.Error(w, fmt.Sprintf("report larger than %d bytes", MaxReportBytes), http.StatusRequestEntityTooLarge)
+			err = fmt.Errorf("report larger than %d bytes", MaxReportBytes)
+			s.refused.report("too-large", who, "", serialOf(body), err)
+			http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
 			return nil, nil, false
 		}
+		s.refused.report("unreadable", who, "", "", err)
 		http.Error(w, "reading the report: "+err.Error(), http.StatusBadRequest)
 		return nil, nil, false
 	}
 	r, err := DecodeReport(body)
 	if err != nil {
 		var re *RejectError
-		status := http.StatusBadRequest
+		status, reason := http.StatusBadRequest, "malformed"
 		if errors.As(err, &re) {
 			status = re.Status
 		}
+		if status == http.StatusUnprocessableEntity {
+			reason = "invalid"
+		}
+		s.refused.report(reason, who, "", serialOf(body), err)
 		http.Error(w, err.Error(), status)
 		return nil, nil, false
 	}
@@ -387,22 +403,20 @@ func readReport(w http.ResponseWriter, req *http.Request) ([]byte, *plan.Report,
 // putRefused answers a report the store did not take: 200 for one stored already (a
 // board re-sending a report whose answer it lost), 409 for an id taken by another or a
 // duplicate MAC under MACReject, 500 when the store failed.
-func (s *Server) putRefused(w http.ResponseWriter, id, who string, err error) {
+func (s *Server) putRefused(w http.ResponseWriter, id, serial, who string, err error) {
 	var dup *DuplicateMACError
 	var pe *PolicyError
 	switch {
 	case errors.As(err, &pe):
-		s.policyRefused(w, id, who, err)
+		s.policyRefused(w, id, serial, who, err)
 	case errors.Is(err, ErrExists):
 		w.WriteHeader(http.StatusOK)
 		fmt.Fprintf(w, "report %s already stored\n", id)
 	case errors.Is(err, ErrConflict):
-		s.log.Printf("report %s from %s refused: another report is stored under its id", id, who)
-		s.refused.WithLabelValues("id-conflict").Inc()
+		s.refused.report("id-conflict", who, id, serial, errors.New("another report is stored under its id"))
 		http.Error(w, "report "+id+": another report is stored under this id; nothing was overwritten", http.StatusConflict)
 	case errors.As(err, &dup):
-		s.log.Printf("report %s from %s refused: %v", id, who, dup)
-		s.refused.WithLabelValues("duplicate-mac").Inc()
+		s.refused.report("duplicate-mac", who, id, serial, dup)
 		http.Error(w, "report "+id+" refused: "+dup.Error(), http.StatusConflict)
 	default:
 		s.log.Printf("store report %s: %v", id, err)
