@@ -62,11 +62,11 @@ func genFlags(fs *flag.FlagSet) cli.Run {
 			return usageError("--dst MAC is required")
 		case c.Duration <= 0:
 			return usageError("--duration %v: want a positive duration; every run is bounded", c.Duration)
-		case flagGiven(fs, "count") && c.Count == 0:
+		case cli.Given(fs, "count") && c.Count == 0:
 			return usageError("--count 0: want at least one frame")
 		}
 		c.Iface = pos[0]
-		if flagGiven(fs, "count") && !flagGiven(fs, "duration") {
+		if cli.Given(fs, "count") && !cli.Given(fs, "duration") {
 			c.Duration = 0 // bounded by the count at the rate
 		}
 		c.Progress = func(sent uint64, el time.Duration) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"io"
 
 	"github.com/zynqnet/linerate/board"
@@ -52,15 +51,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func machineOutput(args []string) bool {
 	for _, a := range args {
 		switch a {
-		case "--json", "-json", "-J", "--env", "-env":
+		case "--json", "-json", "-J", "--env", "-env", "--print", "-print":
 			return true
 		}
 	}
 	return len(args) >= 2 && (args[0] == "profile" && args[1] == "show" || args[0] == "completion" || args[0] == "help" && args[1] == "--man")
 }
-
-// flagGiven reports whether the flag was set on the command line.
-func flagGiven(fs *flag.FlagSet, name string) bool { return cli.Given(fs, name) }
 
 // one checks a command's positional arguments: exactly one, named what.
 func one(pos []string, what string) (string, error) {

@@ -17,8 +17,8 @@ import (
 const measuring = `Measuring: --iperf3 HOST[:PORT] measures TCP throughput and retransmits against an
 iperf3 server (stock iperf3 -s, or linerate station's); --reflector MAC sends frames
 through a reflector (linerate reflect, the station's): loss and round-trip p50/p99/p99.9
-for each --size. Output: a line per point as it is measured; --json the whole result
-instead; --csv and --svg the table and the chart (figures against the values).`
+for each --size. Output: a line per point as it is measured, then the table; --json the
+whole result instead; --csv and --svg the table and the chart (figures against values).`
 
 // sweepFlags are the flags sweep, autotune and compare share.
 type sweepFlags struct {

@@ -44,7 +44,11 @@ a built-in plan: ` + strings.Join(validate.BuiltinNames(), ", ") + `.`,
 			fs.DurationVar(&v.UploadWindow, "upload-window", 60*time.Second, "how long to keep re-sending a report")
 			asJSON := fs.Bool("json", false, "print the JSON report on stdout (progress goes to stderr)")
 			fs.StringVar(&v.Root, "root", "/", "read /sys and /proc under `DIR` (tests: a captured tree)")
+			list, show := fs.Bool("list", false, "list the built-in plans (board, ports, steps) and end"), fs.String("print", "", "print the built-in plan `NAME` as shipped (a start for one's own) and end")
 			return func(ctx context.Context, pos []string, std cli.IO) error {
+				if done, err := validate.ShowBuiltins(std.Stdout, *list, *show); done {
+					return err
+				}
 				name, err := one(pos, "PLAN (a file or a built-in plan)")
 				if err != nil {
 					return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zynqnet/linerate/internal/nstest"
 	"github.com/zynqnet/linerate/station"
+	"github.com/zynqnet/linerate/validate"
 )
 
 // TestValidateInNamespaces runs validate in a "board" namespace against linerate
@@ -159,5 +160,38 @@ func TestValidateBadPlan(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "r")); err == nil {
 		t.Error("a refused plan wrote a report")
+	}
+}
+
+// TestValidateListPrint: --list names every built-in plan with its board, ports and
+// steps; --print NAME gives its YAML as shipped, which loads as a plan of one's own; an
+// unknown name is exit 2 listing the names.
+func TestValidateListPrint(t *testing.T) {
+	out, errOut, code := runCLI(t, "validate", "--list")
+	if code != 0 || errOut != "" || !strings.HasPrefix(out, "PLAN ") {
+		t.Fatalf("--list: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, name := range validate.BuiltinNames() {
+		p, err := validate.Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` +` + regexp.QuoteMeta(p.Board) + ` +eth0\S* +` + regexp.QuoteMeta(p.Steps[0].ID) + ` `).MatchString(out) {
+			t.Errorf("--list has no line for %s (board %s, first step %s):\n%s", name, p.Board, p.Steps[0].ID, out)
+		}
+	}
+	out, _, code = runCLI(t, "validate", "--print", "zcu102")
+	want, _ := validate.BuiltinText("zcu102")
+	if code != 0 || out != string(want) {
+		t.Errorf("--print zcu102: exit %d, not the plan as shipped:\n%s", code, out)
+	}
+	file := filepath.Join(t.TempDir(), "mine.yaml")
+	os.WriteFile(file, []byte(out), 0o644)
+	if p, err := validate.Load(file); err != nil || p.Name != "zcu102" {
+		t.Errorf("the printed plan does not load: %v", err)
+	}
+	_, errOut, code = runCLI(t, "validate", "--print", "zc7020")
+	if code != 2 || !strings.Contains(errOut, `no built-in plan "zc7020" (`) || !strings.Contains(errOut, "qemu-zc702-2port") {
+		t.Errorf("--print of an unknown plan: exit %d, %q", code, errOut)
 	}
 }
