@@ -81,6 +81,6 @@ func iperf3Command() *cli.Command {
 			}
 			return err
 		},
-		OwnHelp: iperf3cmd.Usage(), OwnFlags: iperf3cmd.Options(),
+		OwnHelp: iperf3cmd.UsageAt, OwnFlags: iperf3cmd.Options(),
 	}
 }

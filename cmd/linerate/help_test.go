@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/zynqnet/linerate/internal/cli"
 )
@@ -225,7 +226,8 @@ func TestCompletionZsh(t *testing.T) {
 }
 
 // TestManPages: 'linerate help --man DIR' writes a page for linerate and one per command,
-// which man reads without warnings and which name every flag.
+// which man reads without warnings, names every flag, has EXIT STATUS and FILES, and
+// at 80 columns (a serial console) has no line over 80 (the iperf3 page too).
 func TestManPages(t *testing.T) {
 	man, err := exec.LookPath("man")
 	if err != nil {
@@ -235,12 +237,29 @@ func TestManPages(t *testing.T) {
 	if out, errOut, code := runCLI(t, "help", "--man", dir); code != 0 || !strings.Contains(out, "manual pages") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	eachCommand(func(name string, c *cli.Command) {
-		page := filepath.Join(dir, "linerate-"+strings.ReplaceAll(name, " ", "-")+".1")
+	read := func(page string) (string, error) {
 		cmd := exec.Command(man, "-l", "-P", "cat", page)
-		cmd.Env = append(os.Environ(), "MANWIDTH=100", "MAN_KEEP_STDERR=1", "LC_ALL=C.UTF-8")
+		cmd.Env = append(os.Environ(), "MANWIDTH=80", "MAN_KEEP_STDERR=1", "LC_ALL=C.UTF-8")
 		out, err := cmd.CombinedOutput()
 		text := string(out)
+		for _, l := range strings.Split(text, "\n") {
+			if n := utf8.RuneCountInString(l); n > 80 {
+				t.Errorf("%s at 80 columns: a line of %d: %q", filepath.Base(page), n, l)
+			}
+		}
+		for _, sec := range []string{"\nEXIT STATUS\n", "\nFILES\n"} {
+			if !strings.Contains(text, sec) {
+				t.Errorf("%s has no%s section", filepath.Base(page), strings.TrimRight(sec, "\n"))
+			}
+		}
+		return text, err
+	}
+	if _, err := read(filepath.Join(dir, "linerate.1")); err != nil {
+		t.Errorf("linerate.1: %v", err)
+	}
+	eachCommand(func(name string, c *cli.Command) {
+		page := filepath.Join(dir, "linerate-"+strings.ReplaceAll(name, " ", "-")+".1")
+		text, err := read(page)
 		if err != nil || !strings.Contains(text, "NAME") || !strings.Contains(text, "linerate-"+strings.ReplaceAll(name, " ", "-")) {
 			t.Errorf("man -l %s: %v\n%s", page, err, text)
 			return

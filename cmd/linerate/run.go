@@ -8,6 +8,7 @@ import (
 	"github.com/zynqnet/linerate/internal/cli"
 	"github.com/zynqnet/linerate/internal/console"
 	"github.com/zynqnet/linerate/internal/printable"
+	"github.com/zynqnet/linerate/tune"
 )
 
 // usageError is a usage error saying what was wrong (exit 2, the command's name and
@@ -23,7 +24,7 @@ func exitCode(err error) int { return cli.Code(err) }
 // app is linerate's command line: every command described once; its help, completion
 // and manual pages come from these descriptions and the commands' flag sets.
 func app() *cli.App {
-	return &cli.App{Prog: "linerate", About: "linerate brings a Zynq board's Ethernet to line rate and proves it.", Commands: []*cli.Command{
+	return &cli.App{Prog: "linerate", About: "linerate brings a Zynq board's Ethernet to line rate and proves it.", Files: tune.StateFiles, Commands: []*cli.Command{
 		showCommand(), doctorCommand(), snapshotCommand(), tuneCommand(), revertCommand(), profileCommand(), dtsCommand(),
 		boardCommand(), phyCommand(), watchCommand(), genCommand(), sinkCommand(), reflectCommand(), rfc2544Command(), iperf3Command(), sweepCommand(),
 		autotuneCommand(), compareCommand(), validateCommand(), stationCommand(), versionCommand(), helpCommand(), completionCommand(),

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -8,9 +9,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/zynqnet/linerate/internal/atomicfile"
 	"github.com/zynqnet/linerate/internal/badinput"
@@ -21,6 +24,9 @@ type App struct {
 	Prog     string
 	About    string // what the program does, for its help and manual page
 	Commands []*Command
+	// Files says, for the program's manual page, where it keeps its state (each
+	// command's page lists the paths its flags name).
+	Files string
 }
 
 // Command is the command called name ("" when there is none).
@@ -307,6 +313,7 @@ func (a *App) ManPages(version string, date time.Time) map[string][]byte {
 	for _, c := range a.Commands {
 		fmt.Fprintf(&top, ".TP\n.BR %s-%s (1)\n%s\n", a.Prog, c.Name, roff(c.Summary))
 	}
+	top.WriteString(".SH EXIT STATUS\n" + exitStatus(&Command{}) + ".SH FILES\n" + roffParagraphs(cmp.Or(a.Files, "See each command's page.")))
 	out[a.Prog+".1"] = []byte(top.String())
 	a.each(func(path string, c *Command) {
 		name := a.Prog + "-" + strings.ReplaceAll(path, " ", "-")
@@ -317,7 +324,7 @@ func (a *App) ManPages(version string, date time.Time) map[string][]byte {
 			fmt.Fprintf(&b, ".B %s\n%s\n.br\n", a.Prog, roff(u))
 		}
 		if c.Own != nil {
-			b.WriteString(".SH DESCRIPTION\n.nf\n" + roffLines(c.OwnHelp) + ".fi\n")
+			b.WriteString(".SH DESCRIPTION\n.nf\n" + roffLines(c.OwnHelp(manText)) + ".fi\n")
 		} else if c.About != "" {
 			b.WriteString(".SH DESCRIPTION\n" + roffParagraphs(c.About))
 		}
@@ -333,10 +340,50 @@ func (a *App) ManPages(version string, date time.Time) map[string][]byte {
 				fmt.Fprintf(&b, ".TP\n.B %s %s\n%s\n", a.Prog, roff(e.Cmd), roff(e.What))
 			}
 		}
+		b.WriteString(".SH EXIT STATUS\n" + exitStatus(c) + ".SH FILES\n" + files(c))
 		fmt.Fprintf(&b, ".SH SEE ALSO\n.BR %s (1)\n", a.Prog)
 		out[name+".1"] = []byte(b.String())
 	})
 	return out
+}
+
+// exitStatus is a page's EXIT STATUS: linerate's three codes (Code), or for a command
+// that stands in for another tool (Own: iperf3), that tool's.
+func exitStatus(c *Command) string {
+	if c.Own != nil {
+		return ".TP\n.B 0\nthe test ran to its end.\n.TP\n.B 1\nany error, a bad command line too, as the tool it stands in for exits.\n"
+	}
+	return ".TP\n.B 0\nit did what was asked and found nothing wrong.\n" +
+		".TP\n.B 1\nit ran and the answer is no: a FAIL verdict, a finding, a link event, a stream short of what was asked, a change rolled back, or an error from the kernel or the network; the output says which.\n" +
+		".TP\n.B 2\nbad input, before anything was changed: a usage error, an unknown interface, a bad file, plan, profile, DTB or rate.\n"
+}
+
+// manPath finds the absolute paths a flag's help names (its defaults).
+var manPath = regexp.MustCompile(`/(var|run|etc|sys|proc|tmp|dev)(/[A-Za-z0-9_.*-]+)*[A-Za-z0-9_*]`)
+
+// files is a page's FILES: what a command that takes an interface reads of it, and
+// the paths its flags name, with the flag.
+func files(c *Command) string {
+	var b strings.Builder
+	for _, u := range c.Usage {
+		if strings.Contains(u, "IFACE") {
+			b.WriteString(".TP\n.B /sys/class/net/IFACE, /proc\nthe interface as the kernel shows it (under \\-\\-root DIR where the command takes it).\n")
+			break
+		}
+	}
+	seen := map[string]bool{}
+	for _, f := range c.Flagged() {
+		for _, p := range manPath.FindAllString(f.Help, -1) {
+			if !seen[p] {
+				seen[p] = true
+				fmt.Fprintf(&b, ".TP\n.B %s\n%s\n", roff(p), roff(strings.Fields(f.Term)[0]))
+			}
+		}
+	}
+	if b.Len() == 0 {
+		return "None of its own: it reads and writes what its arguments name.\n"
+	}
+	return b.String()
 }
 
 // WriteManPages writes every manual page into dir (made) and returns how many.
@@ -368,12 +415,50 @@ func roff(s string) string {
 	return s
 }
 
+// manText is how many columns a page's text has at 80 (man indents it by 7).
+const manText = 80 - 7
+
+// roffLines is preformatted text (.nf), each line wrapped to manText columns: a
+// continuation starts under the line's description column (an option table's), else
+// four columns in.
 func roffLines(s string) string {
 	var b strings.Builder
 	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
-		b.WriteString(roff(l) + "\n")
+		for _, w := range wrapNF(l, manText) {
+			b.WriteString(roff(w) + "\n")
+		}
 	}
 	return b.String()
+}
+
+// descColumn is where a table line's description starts (after the first gap of two
+// blanks), -1 when it has none within the first half of width.
+var descColumn = regexp.MustCompile(`^\s*\S.*?\s{2,}\S`)
+
+func wrapNF(l string, width int) []string {
+	if utf8.RuneCountInString(l) <= width {
+		return []string{l}
+	}
+	indent := len(l) - len(strings.TrimLeft(l, " ")) + 4
+	if m := descColumn.FindString(l); m != "" {
+		indent = utf8.RuneCountInString(m) - 1
+	}
+	pad := strings.Repeat(" ", min(indent, width/2))
+	var out []string
+	for utf8.RuneCountInString(l) > width {
+		r := []rune(l)
+		lead := len(r) - len([]rune(strings.TrimLeft(l, " ")))
+		cut := width
+		for cut > lead && r[cut] != ' ' {
+			cut--
+		}
+		if cut <= lead { // one word wider than the line: cut it
+			cut = width
+		}
+		out = append(out, strings.TrimRight(string(r[:cut]), " "))
+		l = pad + strings.TrimLeft(string(r[cut:]), " ")
+	}
+	return append(out, l)
 }
 
 // roffParagraphs: blank-line separated paragraphs; indented lines (examples, tables)

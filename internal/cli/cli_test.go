@@ -66,7 +66,9 @@ func testApp(ran *[]string) *App {
 			}
 		}}
 	own := &Command{Name: "iperf3", Summary: "an iperf3 that parses its own options", Usage: []string{"iperf3 -c HOST | -s"},
-		OwnHelp:  "Usage: iperf3 [-s|-c host] [options]\n  -c, --client <host>   run in client mode\n",
+		OwnHelp: func(int) string {
+			return "Usage: iperf3 [-s|-c host] [options]\n  -c, --client <host>   run in client mode\n"
+		},
 		OwnFlags: []OwnFlag{{Long: "client", Short: 'c', Help: "client"}, {Long: "server", Short: 's', Help: "server"}, {Long: "sctp", Refused: "no SCTP"}},
 		Own: func(ctx context.Context, args []string, io IO) error {
 			*ran = append(*ran, "iperf3 "+strings.Join(args, " "))

@@ -40,9 +40,10 @@ type Command struct {
 	// Subs are subcommands (linerate dts overlay); a command with Subs has no Flags.
 	Subs []*Command
 	// Own is for a command that parses its own arguments as another tool does
-	// (iperf3's getopt_long); OwnHelp is then its help and OwnFlags its options.
+	// (iperf3's getopt_long); OwnHelp is then its help, every line within width
+	// columns, and OwnFlags its options.
 	Own      func(ctx context.Context, args []string, io IO) error
-	OwnHelp  string
+	OwnHelp  func(width int) string
 	OwnFlags []OwnFlag
 	// Hidden commands are left out of the list (they are still run and helped).
 	Hidden bool
@@ -84,7 +85,7 @@ const Width = 80
 // Help is the command's help: its usage, what it does, its flags and its examples.
 func (c *Command) Help(prog string) string {
 	if c.Own != nil {
-		return c.OwnHelp
+		return c.OwnHelp(Width)
 	}
 	var b strings.Builder
 	for i, u := range c.Usage {

@@ -93,17 +93,18 @@ func (o *options) table() []opt {
 	}
 }
 
-// Usage is the command's help: iperf3 3.12's options, each as linerate takes it, then
-// the options refused and why.
-func Usage() string {
-	var b strings.Builder
-	b.WriteString(`Usage: linerate iperf3 [-s|-c host] [options]
-       linerate iperf3 [-h|--help] [-v|--version]
+// Usage is the command's help at the console's width (cli.Width): iperf3 3.12's
+// options, each as linerate takes it, then the options refused and why.
+func Usage() string { return UsageAt(cli.Width) }
 
-An iperf3 wire-compatible server and client: a stock iperf3 (3.7 to 3.18) is the peer
-in either role. Options, defaults and output are iperf3 3.12's, parsed as getopt_long
-does (-t1, -uR, --time=1).
-`)
+// UsageAt is the help with every line within width columns (the manual page's is
+// narrower than the console's).
+func UsageAt(width int) string {
+	var b strings.Builder
+	b.WriteString("Usage: linerate iperf3 [-s|-c host] [options]\n       linerate iperf3 [-h|--help] [-v|--version]\n\n")
+	for _, l := range cli.Wrap("An iperf3 wire-compatible server and client: a stock iperf3 (3.7 to 3.18) is the peer in either role. Options, defaults and output are iperf3 3.12's, parsed as getopt_long does (-t1, -uR, --time=1).", width) {
+		b.WriteString(l + "\n")
+	}
 	group := ""
 	for _, f := range new(options).table() {
 		if f.group != group {
@@ -121,7 +122,7 @@ does (-t1, -uR, --time=1).
 			}
 			term += sep + f.arg
 		}
-		lines := cli.Wrap(f.help, cli.Width-28)
+		lines := cli.Wrap(f.help, width-28)
 		if len(term) > 25 {
 			b.WriteString("  " + term + "\n")
 		} else {
@@ -140,7 +141,10 @@ does (-t1, -uR, --time=1).
 		}
 		refused = append(refused, n)
 	}
-	b.WriteString("\nNot here, each refused with the reason: " + strings.Join(refused, ", ") + " (no IPv6 flow label from Go's connect; TCP and UDP only).\n")
+	b.WriteString("\n")
+	for _, l := range cli.Wrap("Not here, each refused with the reason: "+strings.Join(refused, ", ")+" (no IPv6 flow label from Go's connect; TCP and UDP only).", width) {
+		b.WriteString(l + "\n")
+	}
 	return b.String()
 }
 
