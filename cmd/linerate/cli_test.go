@@ -6,8 +6,12 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/zynqnet/linerate/internal/cli"
 	"github.com/zynqnet/linerate/nic"
 )
+
+// exitCode is the process's exit status for run's error, as main gives it.
+func exitCode(err error) int { return cli.Code(err) }
 
 // runCLI drives the whole CLI in-process, as main does.
 func runCLI(t testing.TB, args ...string) (stdout, stderr string, code int) {

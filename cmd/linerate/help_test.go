@@ -142,7 +142,9 @@ func TestHelpCommand(t *testing.T) {
 }
 
 // TestCompletionBash loads the bash script and asks it to complete, as bash does at a
-// Tab: commands, subcommands, a command's flags, a flag's words.
+// Tab: commands, subcommands, a command's flags, a flag's words, and the live values the
+// script asks linerate for (a 'linerate' on PATH that is this test binary): the
+// kernel's interfaces, the built-in plans and profiles, the registry's knobs, the boards.
 func TestCompletionBash(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -152,8 +154,17 @@ func TestCompletionBash(t *testing.T) {
 	if code != 0 {
 		t.Fatal("completion bash failed")
 	}
-	f := filepath.Join(t.TempDir(), "linerate.bash")
+	dir := t.TempDir()
+	f := filepath.Join(dir, "linerate.bash")
 	os.WriteFile(f, []byte(script), 0o644)
+	// linerate __complete KIND, as the script asks it.
+	os.WriteFile(filepath.Join(dir, "linerate"), []byte("#!/bin/sh\nLINERATE_RUN_ARGS=\"[\\\"$1\\\",\\\"$2\\\"]\" exec "+os.Args[0]+" -test.run='^$'\n"), 0o755)
+	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+	ifaces, _ := os.ReadDir("/sys/class/net")
+	var anIface string
+	for _, e := range ifaces {
+		anIface = e.Name()
+	}
 	for _, c := range []struct {
 		words string
 		want  []string
@@ -167,6 +178,18 @@ func TestCompletionBash(t *testing.T) {
 		{"linerate doctor --profile ", []string{"throughput", "latency"}, ""},
 		{"linerate help tu", []string{"tune"}, ""},
 		{"linerate iperf3 --bid", []string{"--bidir"}, ""},
+		{"linerate show ", []string{"lo", anIface}, ""},
+		{"linerate tune ", []string{"lo"}, ""},
+		{"linerate tune eth0 --profile ", []string{"throughput", "latency", "balanced", "zc702", "zcu102"}, ""},
+		{"linerate validate ", []string{"qemu-zc702", "zcu102", "qemu-zcu102-4port"}, ""},
+		{"linerate sweep eth0 --knob rings.", []string{"rings.rx", "rings.tx"}, "mtu"},
+		{"linerate sweep eth0 --knob features.g", []string{"features.gro", "features.gso"}, ""},
+		{"linerate rfc2544 eth0 --loop ", []string{"lo"}, ""},
+		{"linerate board z", []string{"zc702", "zcu102"}, ""},
+		{"linerate profile ", []string{"list", "show"}, ""},
+		{"linerate profile show ", []string{"balanced", "zcu102"}, "list"},
+		{"linerate dts overlay --board zc", []string{"zc702", "zcu102"}, ""},
+		{"linerate gen eth0 --duration ", nil, "lo"},
 	} {
 		words := strings.Split(c.words, " ")
 		sh := "source " + f + "; COMP_WORDS=(" + quoteWords(words) + "); COMP_CWORD=" + strconv.Itoa(len(words)-1) + "; _linerate; printf '%s\\n' \"${COMPREPLY[@]}\""

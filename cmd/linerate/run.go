@@ -9,6 +9,7 @@ import (
 	"github.com/zynqnet/linerate/internal/console"
 	"github.com/zynqnet/linerate/internal/printable"
 	"github.com/zynqnet/linerate/tune"
+	"github.com/zynqnet/linerate/validate"
 )
 
 // usageError is a usage error saying what was wrong (exit 2, the command's name and
@@ -18,13 +19,10 @@ func usageError(format string, a ...any) error { return cli.Usagef(format, a...)
 // writeJSON writes v as indented JSON.
 func writeJSON(w io.Writer, v any) error { return cli.WriteJSON(w, v) }
 
-// exitCode is the process's exit status for run's error (cli.Code).
-func exitCode(err error) int { return cli.Code(err) }
-
 // app is linerate's command line: every command described once; its help, completion
 // and manual pages come from these descriptions and the commands' flag sets.
 func app() *cli.App {
-	return &cli.App{Prog: "linerate", About: "linerate brings a Zynq board's Ethernet to line rate and proves it.", Files: tune.StateFiles, Commands: []*cli.Command{
+	return &cli.App{Prog: "linerate", About: "linerate brings a Zynq board's Ethernet to line rate and proves it.", Files: tune.StateFiles, Values: validate.CompletionValues, Commands: []*cli.Command{
 		showCommand(), doctorCommand(), snapshotCommand(), tuneCommand(), revertCommand(), profileCommand(), dtsCommand(),
 		boardCommand(), phyCommand(), watchCommand(), genCommand(), sinkCommand(), reflectCommand(), rfc2544Command(), iperf3Command(), sweepCommand(),
 		autotuneCommand(), compareCommand(), validateCommand(), stationCommand(), versionCommand(), helpCommand(), completionCommand(),

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -27,6 +26,9 @@ type App struct {
 	// Files says, for the program's manual page, where it keeps its state (each
 	// command's page lists the paths its flags name).
 	Files string
+	// Values are the live words completion offers for a kind of value (interfaces,
+	// plans, profiles, knobs, steps, boards): the scripts ask 'PROG __complete KIND'.
+	Values func(kind string) []string
 }
 
 // Command is the command called name ("" when there is none).
@@ -52,6 +54,13 @@ func (a *App) Main(ctx context.Context, args []string, std IO, alone func() bool
 		return Usagef("no command given")
 	}
 	switch args[0] {
+	case "__complete": // the completion scripts' question: one word a line
+		if len(args) == 2 && a.Values != nil {
+			for _, w := range a.Values(args[1]) {
+				fmt.Fprintln(std.Stdout, w)
+			}
+		}
+		return nil
 	case "-h", "--help":
 		_, err := io.WriteString(std.Stdout, a.Help())
 		return err
@@ -187,54 +196,134 @@ func flagWords(c *Command) []string {
 	return append(out, "--help")
 }
 
+// valueKind is what completion offers for a flag's value: a live kind (interfaces,
+// knobs, boards, profiles; "+files" when a file does too), "" for a file.
+func valueKind(f FlagDoc) string {
+	switch {
+	case f.Value == "IFACE" || f.Value == "IFACE2":
+		return "interfaces"
+	case f.Value == "KNOB":
+		return "knobs"
+	case f.Value == "BOARD":
+		return "boards"
+	case f.Name == "profile":
+		return "profiles+files"
+	case strings.Contains(f.Value, "FILE") || strings.Contains(f.Value, "DIR") || strings.Contains(f.Value, "PATH"):
+		return ""
+	}
+	return "none" // a number, a duration, an address: nothing to offer
+}
+
+// positional is what completion offers for a command's first positional argument and
+// (after one of the first's words) its second: a live kind, or "words:" and the words.
+func positional(path string, c *Command) (first, second string) {
+	if len(c.Usage) == 0 {
+		return "", ""
+	}
+	words := strings.Fields(c.Usage[0])
+	n := len(strings.Fields(path))
+	if len(words) <= n {
+		return "", ""
+	}
+	switch w := strings.Trim(words[n], "[]."); {
+	case w == "IFACE":
+		return "interfaces", ""
+	case w == "PLAN":
+		return "plans+files", ""
+	case w == "NAME" && path == "board":
+		return "boards", ""
+	case path == "profile":
+		var lits []string
+		for _, u := range c.Usage {
+			lits = append(lits, strings.Fields(u)[1])
+		}
+		return "words:" + strings.Join(lits, " "), "profiles"
+	}
+	return "", ""
+}
+
+// bashOffer is the bash that fills COMPREPLY with what a kind offers.
+func bashOffer(prog, kind string) string {
+	switch {
+	case kind == "":
+		return `COMPREPLY=($(compgen -f -- "$cur"))`
+	case kind == "none":
+		return "COMPREPLY=()"
+	case strings.HasPrefix(kind, "words:"):
+		return fmt.Sprintf("COMPREPLY=($(compgen -W %q -- \"$cur\"))", strings.TrimPrefix(kind, "words:"))
+	}
+	live, files := strings.CutSuffix(kind, "+files")
+	out := fmt.Sprintf("COMPREPLY=($(compgen -W \"$(_%s_values %s)\" -- \"$cur\"))", prog, live)
+	if files {
+		out += `; COMPREPLY+=($(compgen -f -- "$cur"))`
+	}
+	return out
+}
+
+// bashFlagValues is a command's case on the previous word: each flag that takes a value
+// offers its choices, its live kind or files.
+func bashFlagValues(prog string, c *Command) string {
+	var b strings.Builder
+	for _, f := range c.Flagged() {
+		if f.Value == "" {
+			continue
+		}
+		offer := bashOffer(prog, valueKind(f))
+		if len(f.Choices) > 0 {
+			offer = bashOffer(prog, "words:"+strings.Join(f.Choices, " "))
+		}
+		fmt.Fprintf(&b, "\t\t%s) %s; return;;\n", dashed(f.Name), offer)
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "\t\tcase \"$prev\" in\n" + b.String() + "\t\tesac\n"
+}
+
 func (a *App) bash() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# bash completion for %s (%s completion bash)\n", a.Prog, a.Prog)
-	fmt.Fprintf(&b, "_%s() {\n\tlocal cur prev cmd sub opts\n\tcur=\"${COMP_WORDS[COMP_CWORD]}\"\n\tprev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n", a.Prog)
+	// The live values come from the program itself, asked as the user typed it.
+	fmt.Fprintf(&b, "_%s_values() { \"${COMP_WORDS[0]}\" __complete \"$1\" 2>/dev/null; }\n", a.Prog)
+	fmt.Fprintf(&b, "_%s() {\n\tlocal cur prev cmd sub opts p1 p2 k\n\tcur=\"${COMP_WORDS[COMP_CWORD]}\"\n\tprev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n", a.Prog)
 	fmt.Fprintf(&b, "\tif [ \"$COMP_CWORD\" -eq 1 ]; then\n\t\tCOMPREPLY=($(compgen -W %q -- \"$cur\"))\n\t\treturn\n\tfi\n", strings.Join(a.names(), " "))
-	b.WriteString("\tcmd=\"${COMP_WORDS[1]}\"; sub=\"${COMP_WORDS[2]}\"\n\tcase \"$prev\" in\n")
-	choices := map[string][]string{}
-	a.each(func(_ string, c *Command) {
-		for _, f := range c.Flagged() {
-			if len(f.Choices) > 0 {
-				choices[dashed(f.Name)] = f.Choices
-			}
-		}
-	})
-	var keys []string
-	for k := range choices {
-		keys = append(keys, k)
+	b.WriteString("\tcmd=\"${COMP_WORDS[1]}\"; sub=\"${COMP_WORDS[2]}\"\n\tcase \"$cmd\" in\n")
+	arm := func(path string, c *Command, indent string) {
+		b.WriteString(strings.ReplaceAll(bashFlagValues(a.Prog, c), "\t\t", indent))
+		p1, p2 := positional(path, c)
+		fmt.Fprintf(&b, "%sopts=%q; p1=%q; p2=%q\n", indent, strings.Join(flagWords(c), " "), p1, p2)
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(&b, "\t%s) COMPREPLY=($(compgen -W %q -- \"$cur\")); return;;\n", k, strings.Join(choices[k], " "))
-	}
-	b.WriteString("\tesac\n\tcase \"$cmd\" in\n")
 	for _, c := range a.Commands {
 		fmt.Fprintf(&b, "\t%s)\n", c.Name)
-		if len(c.Subs) > 0 {
+		switch {
+		case len(c.Subs) > 0:
 			var subs []string
 			b.WriteString("\t\tcase \"$sub\" in\n")
 			for _, s := range c.Subs {
 				subs = append(subs, s.Name)
-				fmt.Fprintf(&b, "\t\t%s) opts=%q;;\n", s.Name, strings.Join(flagWords(s), " "))
+				fmt.Fprintf(&b, "\t\t%s)\n", s.Name)
+				arm(c.Name+" "+s.Name, s, "\t\t\t")
+				b.WriteString("\t\t\t;;\n")
 			}
-			if c.Flags == nil {
-				fmt.Fprintf(&b, "\t\t*) if [ \"$COMP_CWORD\" -eq 2 ]; then COMPREPLY=($(compgen -W %q -- \"$cur\")); return; fi;;\n\t\tesac;;\n", strings.Join(subs, " "))
-				continue
+			b.WriteString("\t\t*)\n")
+			if c.Flags != nil { // its own flags too, and its subcommands as a first word
+				arm(c.Name, c, "\t\t\t")
 			}
-			// Its own flags too, and its subcommands as a first word.
-			fmt.Fprintf(&b, "\t\t*) opts=%q; if [ \"$COMP_CWORD\" -eq 2 ] && [[ \"$cur\" != -* ]]; then COMPREPLY=($(compgen -W %q -- \"$cur\")); return; fi;;\n\t\tesac;;\n",
-				strings.Join(flagWords(c), " "), strings.Join(subs, " "))
-			continue
-		}
-		if c.Name == "help" {
+			fmt.Fprintf(&b, "\t\t\tif [ \"$COMP_CWORD\" -eq 2 ] && [[ \"$cur\" != -* ]]; then COMPREPLY=($(compgen -W %q -- \"$cur\")); return; fi;;\n\t\tesac;;\n", strings.Join(subs, " "))
+		case c.Name == "help":
 			fmt.Fprintf(&b, "\t\tCOMPREPLY=($(compgen -W %q -- \"$cur\")); return;;\n", strings.Join(a.names(), " "))
-			continue
+		default:
+			arm(c.Name, c, "\t\t")
+			b.WriteString("\t\t;;\n")
 		}
-		fmt.Fprintf(&b, "\t\topts=%q;;\n", strings.Join(flagWords(c), " "))
 	}
-	b.WriteString("\tesac\n\tif [[ \"$cur\" == -* ]]; then\n\t\tCOMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n\telse\n\t\tCOMPREPLY=($(compgen -f -- \"$cur\"))\n\tfi\n}\n")
+	b.WriteString("\tesac\n\tif [[ \"$cur\" == -* ]]; then\n\t\tCOMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n\t\treturn\n\tfi\n")
+	// The second positional's kind once the first is one of its words (profile show NAME).
+	b.WriteString("\tk=\"$p1\"\n\tif [ -n \"$p2\" ] && [[ \" ${p1#words:} \" == *\" $prev \"* ]]; then k=\"$p2\"; fi\n\tcase \"$k\" in\n")
+	for _, k := range []string{"interfaces", "plans+files", "boards", "profiles", "profiles+files", "knobs"} {
+		fmt.Fprintf(&b, "\t%s) %s;;\n", k, bashOffer(a.Prog, k))
+	}
+	b.WriteString("\twords:*) COMPREPLY=($(compgen -W \"${k#words:}\" -- \"$cur\"));;\n\t*) COMPREPLY=($(compgen -f -- \"$cur\"));;\n\tesac\n}\n")
 	fmt.Fprintf(&b, "complete -o filenames -F _%s %s\n", a.Prog, a.Prog)
 	return b.String()
 }
@@ -246,7 +335,23 @@ var zshText = strings.NewReplacer("'", "'\\''", "[", "\\[", "]", "\\]", ":", "\\
 func (a *App) zsh() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#compdef %s\n# zsh completion for %s (%s completion zsh)\n\n", a.Prog, a.Prog, a.Prog)
-	spec := func(c *Command) string {
+	// An action for a kind: its words, the live values the program gives, files.
+	action := func(kind string) string {
+		switch {
+		case kind == "":
+			return "_files"
+		case kind == "none":
+			return " "
+		case strings.HasPrefix(kind, "words:"):
+			return "(" + strings.TrimPrefix(kind, "words:") + ")"
+		}
+		live, files := strings.CutSuffix(kind, "+files")
+		if files {
+			return "_" + a.Prog + "_live " + live + " files"
+		}
+		return "_" + a.Prog + "_live " + live
+	}
+	spec := func(path string, c *Command) string {
 		var parts []string
 		for _, f := range c.Flagged() {
 			d := zshText.Replace(firstSentence(f.Help))
@@ -256,11 +361,19 @@ func (a *App) zsh() string {
 			case len(f.Choices) > 0:
 				parts = append(parts, fmt.Sprintf("'%s=[%s]:%s:(%s)'", dashed(f.Name), d, strings.ToLower(f.Value), strings.Join(f.Choices, " ")))
 			default:
-				parts = append(parts, fmt.Sprintf("'%s=[%s]:%s:_files'", dashed(f.Name), d, strings.ToLower(f.Value)))
+				parts = append(parts, fmt.Sprintf("'%s=[%s]:%s:%s'", dashed(f.Name), d, strings.ToLower(f.Value), action(valueKind(f))))
 			}
 		}
-		return strings.Join(append(parts, "'*:argument:_files'"), " \\\n\t\t\t")
+		switch p1, p2 := positional(path, c); {
+		case p2 != "":
+			parts = append(parts, "'1:argument:"+action(p1)+"'", "'2:argument:"+action(p2)+"'")
+		default:
+			parts = append(parts, "'*:argument:"+action(p1)+"'")
+		}
+		return strings.Join(parts, " \\\n\t\t\t")
 	}
+	// The live values come from the program itself, as the user typed it.
+	fmt.Fprintf(&b, "_%s_live() {\n\tlocal -a w\n\tw=(${(f)\"$(${words[1]} __complete $1 2>/dev/null)\"})\n\tcompadd -a w\n\t[[ $2 == files ]] && _files\n}\n\n", a.Prog)
 	fmt.Fprintf(&b, "_%s() {\n\tlocal -a cmds\n\tcmds=(\n", a.Prog)
 	for _, c := range a.Commands {
 		fmt.Fprintf(&b, "\t\t'%s:%s'\n", c.Name, zshText.Replace(c.Summary))
@@ -274,10 +387,10 @@ func (a *App) zsh() string {
 			}
 			fmt.Fprintf(&b, "\t%s)\n\t\tif (( CURRENT == 3 )) && [[ $PREFIX != -* ]]; then\n\t\t\tcompadd %s\n\t\t\treturn\n\t\tfi\n\t\tcase $words[3] in\n", c.Name, strings.Join(subs, " "))
 			for _, s := range c.Subs {
-				fmt.Fprintf(&b, "\t\t%s) _arguments \\\n\t\t\t%s;;\n", s.Name, spec(s))
+				fmt.Fprintf(&b, "\t\t%s) _arguments \\\n\t\t\t%s;;\n", s.Name, spec(c.Name+" "+s.Name, s))
 			}
 			if c.Flags != nil {
-				fmt.Fprintf(&b, "\t\t*) _arguments \\\n\t\t\t%s;;\n", spec(c))
+				fmt.Fprintf(&b, "\t\t*) _arguments \\\n\t\t\t%s;;\n", spec(c.Name, c))
 			}
 			b.WriteString("\t\tesac;;\n")
 			continue
@@ -286,7 +399,7 @@ func (a *App) zsh() string {
 			fmt.Fprintf(&b, "\thelp) compadd %s;;\n", strings.Join(a.names(), " "))
 			continue
 		}
-		fmt.Fprintf(&b, "\t%s) _arguments \\\n\t\t\t%s;;\n", c.Name, spec(c))
+		fmt.Fprintf(&b, "\t%s) _arguments \\\n\t\t\t%s;;\n", c.Name, spec(c.Name, c))
 	}
 	fmt.Fprintf(&b, "\tesac\n}\n\n_%s \"$@\"\n", a.Prog)
 	return b.String()

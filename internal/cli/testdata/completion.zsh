@@ -1,6 +1,13 @@
 #compdef lr
 # zsh completion for lr (lr completion zsh)
 
+_lr_live() {
+	local -a w
+	w=(${(f)"$(${words[1]} __complete $1 2>/dev/null)"})
+	compadd -a w
+	[[ $2 == files ]] && _files
+}
+
 _lr() {
 	local -a cmds
 	cmds=(
@@ -16,12 +23,12 @@ _lr() {
 	fi
 	case $words[2] in
 	show) _arguments \
-			'--count=[how many samples (default 1)]:n:_files' \
+			'--count=[how many samples (default 1)]:n: ' \
 			'--ethtool-api=[how ethtool'\''s answers are read (default auto)]:auto|netlink|ioctl:(auto netlink ioctl)' \
-			'--interval=[sample twice, D apart (default 2s)]:d:_files' \
+			'--interval=[sample twice, D apart (default 2s)]:d: ' \
 			'--json[print JSON]' \
 			'--root=[read a captured tree under DIR]:dir:_files' \
-			'*:argument:_files';;
+			'*:argument:_lr_live interfaces';;
 	station)
 		if (( CURRENT == 3 )) && [[ $PREFIX != -* ]]; then
 			compadd limits
@@ -29,10 +36,10 @@ _lr() {
 		fi
 		case $words[3] in
 		limits) _arguments \
-			'--type=[the board TYPE]:type:_files' \
+			'--type=[the board TYPE]:type: ' \
 			'*:argument:_files';;
 		*) _arguments \
-			'--listen=[HTTP ADDR (default \:8080)]:addr:_files' \
+			'--listen=[HTTP ADDR (default \:8080)]:addr: ' \
 			'*:argument:_files';;
 		esac;;
 	dts)
