@@ -173,18 +173,7 @@ func sockets(t *testing.T, doc string) []int {
 // #1405, fixed upstream since).
 func TestIperf3JSONErrorsAsStock(t *testing.T) {
 	cli, srv := iperfPair(t)
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	p8, _ := x509.MarshalPKCS8PrivateKey(key)
-	pub, _ := x509.MarshalPKIXPublicKey(&key.PublicKey)
-	priv, pubFile, users := filepath.Join(dir, "private.pem"), filepath.Join(dir, "public.pem"), filepath.Join(dir, "users.csv")
-	os.WriteFile(priv, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: p8}), 0o600)
-	os.WriteFile(pubFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o644)
-	sum := sha256.Sum256([]byte("{alice}s3cret"))
-	os.WriteFile(users, []byte("alice,"+hex.EncodeToString(sum[:])+"\n"), 0o600)
+	priv, pubFile, users := authFiles(t)
 	t.Setenv("IPERF3_PASSWORD", "wrong")
 
 	errorOf := func(who, doc string) string {
@@ -387,23 +376,31 @@ func TestIperf3TextAsStock(t *testing.T) {
 	}
 }
 
+// authFiles writes iperf3's authentication files: an RSA key pair (PEM) and the
+// server's users file naming alice, password s3cret.
+func authFiles(t *testing.T) (priv, pub, users string) {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	p8, _ := x509.MarshalPKCS8PrivateKey(key)
+	pk, _ := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	priv, pub, users = filepath.Join(dir, "private.pem"), filepath.Join(dir, "public.pem"), filepath.Join(dir, "users.csv")
+	os.WriteFile(priv, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: p8}), 0o600)
+	os.WriteFile(pub, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pk}), 0o644)
+	sum := sha256.Sum256([]byte("{alice}s3cret"))
+	os.WriteFile(users, []byte("# name,sha256\nalice,"+hex.EncodeToString(sum[:])+"\n"), 0o600)
+	return priv, pub, users
+}
+
 // TestIperf3AuthenticationWithStock: iperf3's RSA authentication both ways: linerate's
 // client to a stock server that requires it, and a stock client to linerate's server;
 // a wrong password is refused with iperf3's IEAUTHTEST in both.
 func TestIperf3AuthenticationWithStock(t *testing.T) {
 	cli, srv := iperfPair(t)
-	dir := t.TempDir()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p8, _ := x509.MarshalPKCS8PrivateKey(key)
-	pub, _ := x509.MarshalPKIXPublicKey(&key.PublicKey)
-	priv, pubFile, users := filepath.Join(dir, "private.pem"), filepath.Join(dir, "public.pem"), filepath.Join(dir, "users.csv")
-	os.WriteFile(priv, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: p8}), 0o600)
-	os.WriteFile(pubFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o644)
-	sum := sha256.Sum256([]byte("{alice}s3cret"))
-	os.WriteFile(users, []byte("# name,sha256\nalice,"+hex.EncodeToString(sum[:])+"\n"), 0o600)
+	priv, pubFile, users := authFiles(t)
 	authArgs := []string{"-t", "1", "-b", "10M", "--username", "alice", "--rsa-public-key-path", pubFile}
 
 	for _, c := range []struct {
