@@ -3,6 +3,7 @@ package tune
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -116,6 +117,22 @@ func knobKind(key string) (kind, bool) {
 		return vk.valueKind(key), true
 	}
 	return r.values, true
+}
+
+// KnobWords are the knob names a shell completes: every key, each prefixed family's
+// prefix (sysctl.) and the feature names (features.gro, ...).
+func KnobWords() []string {
+	var out []string
+	for _, r := range rows {
+		if !r.internal {
+			out = append(out, r.key) // a prefixed family's key is its prefix
+		}
+	}
+	for _, f := range FeatureShortNames {
+		out = append(out, featuresPrefix+f)
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
 }
 
 // KnownKnobs lists the profile keys, for error messages and docs.

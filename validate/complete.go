@@ -2,9 +2,7 @@ package validate
 
 import (
 	"os"
-	"slices"
 	"sort"
-	"strings"
 
 	"github.com/zynqnet/linerate/board"
 	"github.com/zynqnet/linerate/tune"
@@ -29,21 +27,7 @@ func CompletionValues(kind string) []string {
 	case "profiles":
 		return tune.BuiltinNames()
 	case "knobs":
-		// The registry's keys, a prefixed family's as its prefix and the names it
-		// lists (features.gro, sysctl.).
-		var out []string
-		for _, k := range tune.KnownKnobs() {
-			if w, _, spaced := strings.Cut(k, " "); !spaced {
-				out = append(out, k)
-			} else {
-				out = append(out, w[:strings.LastIndex(w, ".")+1]) // features.NAME: features.
-			}
-		}
-		for _, f := range tune.FeatureShortNames {
-			out = append(out, "features."+f)
-		}
-		sort.Strings(out)
-		return slices.Compact(out)
+		return tune.KnobWords()
 	case "steps":
 		return StepTypes()
 	case "boards":
