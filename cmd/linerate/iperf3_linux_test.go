@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -403,11 +402,12 @@ func TestIperf3UnlimitedUDP(t *testing.T) {
 // (it exited, taking the station's HTTP side with it).
 func TestIperf3ServerOutOfDescriptors(t *testing.T) {
 	cli, srv := iperfPair(t)
-	cmd, out, errOut := linerateIn(t, srv, "iperf3", "-s", "-1", "-J")
+	cmd, out, errOut := linerateIn(t, srv, "iperf3", "-s")
+	exited := make(chan struct{}) // reaped, so an exit is seen (a zombie still takes signal 0)
+	go func() { cmd.Wait(); close(exited) }()
 	defer func() {
-		if cmd.ProcessState == nil {
-			waitOrKill(cmd, 0)
-		}
+		cmd.Process.Kill()
+		<-exited
 	}()
 	waitListen(srv, "5201")
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", cmd.Process.Pid))
@@ -430,17 +430,17 @@ func TestIperf3ServerOutOfDescriptors(t *testing.T) {
 		return nil
 	})
 	time.Sleep(500 * time.Millisecond) // accept has run out of descriptors by now
-	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
-		t.Fatalf("the server exited with its descriptors spent: %v\n%s%s", err, out, errOut)
-	}
 	for _, c := range idle {
 		c.Close()
 	}
-	res, err := cli.Try("iperf3", "-c", "198.18.2.2", "-t", "1", "-J")
-	if err != nil {
-		t.Fatalf("a test after the idle connections closed: %v\n%s\nserver:\n%s%s", err, res, out, errOut)
+	// Stock 3.12 -J exits 0 even when it could not connect: its error key says.
+	res, _ := cli.Try("iperf3", "-c", "198.18.2.2", "-t", "1", "-J")
+	if s := parseSums(t, "stock client", res); f(s.SumReceived, "bytes") == 0 {
+		t.Errorf("no test after the idle connections closed:\n%s\nserver:\n%s%s", res, out, errOut)
 	}
-	if !waitOrKill(cmd, 30*time.Second) || cmd.ProcessState.ExitCode() != 0 {
-		t.Errorf("the server did not end after its one test:\n%s%s", out, errOut)
+	select {
+	case <-exited:
+		t.Errorf("the server exited with its descriptors spent: %v\n%s%s", cmd.ProcessState, out, errOut)
+	default:
 	}
 }
