@@ -7,8 +7,9 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
+
+	"github.com/zynqnet/linerate/internal/secretfile"
 )
 
 // Tokens are the bearer tokens a station takes, each with the name its reports are
@@ -59,11 +60,15 @@ func ParseTokens(data []byte, source string) (*Tokens, error) {
 	return t, nil
 }
 
-// LoadTokens reads a tokens file.
+// MaxTokensFile bounds a tokens file: thousands of tokens.
+const MaxTokensFile = 1 << 20
+
+// LoadTokens reads a tokens file, by the rules of the board's token file
+// (secretfile): a regular file, private to its owner, at most MaxTokensFile bytes.
 func LoadTokens(path string) (*Tokens, error) {
-	b, err := os.ReadFile(path)
+	b, err := secretfile.Read(path, MaxTokensFile)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tokens file: %w", err)
 	}
 	return ParseTokens(b, path)
 }

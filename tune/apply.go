@@ -469,6 +469,21 @@ func RevertTemporary(ctx context.Context, sys *System, store Store, plan *Plan) 
 	return store.Save(j)
 }
 
+// pendingElsewhere names the interface's journals in the state directory's own
+// directories (a killed sweep's, DIR/sweep), each with the revert that undoes it; ""
+// when there is none.
+func (s Store) pendingElsewhere(iface string) string {
+	found, _ := filepath.Glob(filepath.Join(s.Dir, "*", "tune-"+iface+".json"))
+	var out []string
+	for _, f := range found {
+		out = append(out, fmt.Sprintf("%s (linerate revert %s --state-dir %s)", f, iface, filepath.Dir(f)))
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; pending elsewhere: " + strings.Join(out, ", ")
+}
+
 // ErrNothingToRevert is returned by Revert when an interface has no journal.
 var ErrNothingToRevert = errors.New("nothing to revert")
 
@@ -480,7 +495,7 @@ func Revert(ctx context.Context, sys *System, store Store, iface string) (*Journ
 		return nil, err
 	}
 	if j == nil {
-		return nil, fmt.Errorf("%w for %s: no journal in %s", ErrNothingToRevert, iface, store.Dir)
+		return nil, fmt.Errorf("%w for %s: no journal in %s%s", ErrNothingToRevert, iface, store.Dir, store.pendingElsewhere(iface))
 	}
 	if err := restore(ctx, sys, iface, j.Entries); err != nil {
 		return j, fmt.Errorf("revert %s: %w (journal %s kept; run revert again once fixed)", iface, err, store.Path(iface))

@@ -1,9 +1,11 @@
 package tune
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -92,5 +94,23 @@ func TestPendingAcrossStateDirs(t *testing.T) {
 	}
 	if got := listJournals(ifaceKey(iface)); len(got) != 0 {
 		t.Errorf("journals still listed: %v", got)
+	}
+}
+
+// TestRevertNamesPendingJournals: with no journal of its own in the state directory,
+// revert says so and names the interface's journals in the directory's own
+// directories (a killed sweep's), each with the command that undoes it.
+func TestRevertNamesPendingJournals(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "sweep"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sweep", "tune-eth0.json"), []byte("{}"), 0o644)
+	_, err := Revert(context.Background(), nil, Store{Dir: dir}, "eth0")
+	want := "nothing to revert for eth0: no journal in " + dir + "; pending elsewhere: " + filepath.Join(dir, "sweep", "tune-eth0.json") +
+		" (linerate revert eth0 --state-dir " + filepath.Join(dir, "sweep") + ")"
+	if !errors.Is(err, ErrNothingToRevert) || err.Error() != want {
+		t.Errorf("revert: %v\nwant %s", err, want)
+	}
+	if _, err := Revert(context.Background(), nil, Store{Dir: dir}, "eth1"); err == nil || strings.Contains(err.Error(), "pending") {
+		t.Errorf("another interface: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -16,11 +17,11 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/zynqnet/linerate/internal/atomicfile"
 	"github.com/zynqnet/linerate/internal/readall"
+	"github.com/zynqnet/linerate/internal/secretfile"
 	"github.com/zynqnet/linerate/plan"
 )
 
@@ -94,27 +95,12 @@ func ReadToken(spec string) (string, error) {
 const MaxTokenLen = 512
 
 func readTokenFile(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO must not hold the run
-
-	if err != nil {
-		return nil, err
+	b, err := secretfile.Read(path, MaxTokenLen+2)
+	var tl *readall.TooLarge
+	if errors.As(err, &tl) {
+		return nil, fmt.Errorf("%s: longer than a token (%d characters at most): %w", path, MaxTokenLen, tl)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s): put the token in a file of its own", path, fi.Mode().Type())
-	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return nil, fmt.Errorf("%s may be read by its group or others (mode %04o): a token file must be private; chmod 600 %s", path, perm, path)
-	}
-	b, err := readall.Limit(f, MaxTokenLen+2)
-	if err != nil {
-		return nil, fmt.Errorf("%s: longer than a token (%d characters at most): %w", path, MaxTokenLen, err)
-	}
-	return b, nil
+	return b, err
 }
 
 // checkToken holds a token to RFC 6750's b64token: 1*( ALPHA / DIGIT / "-" / "." / "_" /

@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/zynqnet/linerate/internal/nstest"
 )
@@ -354,5 +358,89 @@ func TestIperf3ClientErrors(t *testing.T) {
 		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.HasPrefix(stockErr.String(), "iperf3: parameter error - "+tc.want) {
 			t.Errorf("stock iperf3 %v: %v, %q; the test's words are not stock's", tc.args, err, stockErr.String())
 		}
+	}
+}
+
+// TestIperf3UnlimitedUDP: -u -b 0 is no limit in both roles, as in stock (it ran at
+// the 1 Mbit/s default): linerate's client against a stock server and linerate's
+// server sending to a stock -R client reach stock's own rate's order of magnitude, far
+// above 1 Mbit/s.
+func TestIperf3UnlimitedUDP(t *testing.T) {
+	cli, srv := iperfPair(t)
+	stockRate := func(args ...string) float64 {
+		wait := stockServer(t, srv, "-J")
+		out, err := cli.Try("iperf3", append([]string{"-c", "198.18.2.2", "-J"}, args...)...)
+		wait()
+		if err != nil {
+			t.Fatalf("stock %v: %v\n%s", args, err, out)
+		}
+		return f(parseSums(t, "stock client", out).SumSent, "bits_per_second")
+	}
+	up := []string{"-u", "-b", "0", "-t", "1"}
+	stockUp := stockRate(up...)
+	ours, _ := againstStockServer(t, cli, srv, up...)
+	if got := f(ours.SumSent, "bits_per_second"); got < 100e6 || got < stockUp/10 {
+		t.Errorf("linerate client -u -b 0: %.1f Mbit/s, stock's %.1f", got/1e6, stockUp/1e6)
+	}
+	down := append(up, "-R")
+	stockDown := stockRate(down...)
+	wait := runOurServer(t, srv)
+	out, err := cli.Try("iperf3", append([]string{"-c", "198.18.2.2", "-J"}, down...)...)
+	wait()
+	if err != nil {
+		t.Fatalf("stock client -R: %v\n%s", err, out)
+	}
+	if got := f(parseSums(t, "stock client", out).SumSent, "bits_per_second"); got < 100e6 || got < stockDown/10 {
+		t.Errorf("linerate server sending -u -b 0 (-R): %.1f Mbit/s, stock's %.1f", got/1e6, stockDown/1e6)
+	}
+	t.Logf("-u -b 0: stock %.0f Mbit/s up, %.0f down (-R)", stockUp/1e6, stockDown/1e6)
+}
+
+// TestIperf3ServerOutOfDescriptors: idle connections that take every descriptor the
+// server may have (a low RLIMIT_NOFILE, set on the running server) make accept fail
+// with EMFILE; the server backs off and goes on, and serves a test once they close
+// (it exited, taking the station's HTTP side with it).
+func TestIperf3ServerOutOfDescriptors(t *testing.T) {
+	cli, srv := iperfPair(t)
+	cmd, out, errOut := linerateIn(t, srv, "iperf3", "-s")
+	exited := make(chan struct{}) // reaped, so an exit is seen (a zombie still takes signal 0)
+	go func() { cmd.Wait(); close(exited) }()
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+	}()
+	waitListen(srv, "5201")
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := uint64(len(fds) + 4)
+	if err := unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: limit, Max: limit}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var idle []net.Conn
+	cli.Do(t, func() error {
+		for i := 0; i < 20; i++ {
+			c, err := net.Dial("tcp", "198.18.2.2:5201")
+			if err != nil {
+				return err
+			}
+			idle = append(idle, c)
+		}
+		return nil
+	})
+	time.Sleep(500 * time.Millisecond) // accept has run out of descriptors by now
+	for _, c := range idle {
+		c.Close()
+	}
+	// Stock 3.12 -J exits 0 even when it could not connect: its error key says.
+	res, _ := cli.Try("iperf3", "-c", "198.18.2.2", "-t", "1", "-J")
+	if s := parseSums(t, "stock client", res); f(s.SumReceived, "bytes") == 0 {
+		t.Errorf("no test after the idle connections closed:\n%s\nserver:\n%s%s", res, out, errOut)
+	}
+	select {
+	case <-exited:
+		t.Errorf("the server exited with its descriptors spent: %v\n%s%s", cmd.ProcessState, out, errOut)
+	default:
 	}
 }

@@ -203,7 +203,7 @@ func (c *Client) params() Params {
 	if p.Len <= 0 {
 		p.Len = defaultLen(p.UDP)
 	}
-	if p.UDP && p.Bandwidth == 0 {
+	if p.UDP && p.Bandwidth == 0 && !p.RateGiven {
 		p.Bandwidth = 1 << 20
 	}
 	if p.PacingTimer <= 0 {

@@ -200,19 +200,22 @@ func str(m map[string]any, key string) string {
 
 // Params are the test parameters the client sends.
 type Params struct {
-	UDP              bool
-	Omit             int
-	Time             int
-	Bytes            uint64
-	Blocks           uint64
-	MSS              int
-	NoDelay          bool
-	Parallel         int
-	Reverse          bool
-	Bidir            bool
-	Window           int
-	Len              int
-	Bandwidth        uint64
+	UDP       bool
+	Omit      int
+	Time      int
+	Bytes     uint64
+	Blocks    uint64
+	MSS       int
+	NoDelay   bool
+	Parallel  int
+	Reverse   bool
+	Bidir     bool
+	Window    int
+	Len       int
+	Bandwidth uint64
+	// RateGiven says -b was given: a UDP test's 0 is then no limit, as in iperf3,
+	// where without -b it is 1 Mbit/s.
+	RateGiven        bool
 	PacingTimer      int
 	TOS              int
 	Title            string
@@ -406,9 +409,8 @@ func parseParams(m map[string]any) (*Params, error) {
 	if p.Len == 0 {
 		p.Len = defaultLen(p.UDP)
 	}
-	if p.UDP && p.Bandwidth == 0 {
-		p.Bandwidth = 1 << 20
-	}
+	// No bandwidth from the client is no limit (-b 0): iperf3's client sends its 1
+	// Mbit/s UDP default itself.
 	if p.PacingTimer <= 0 {
 		p.PacingTimer = 1000
 	}

@@ -146,18 +146,32 @@ func (s *Server) Serve(ctx context.Context, ln *net.TCPListener) error {
 		(&textWriter{w: s.Text, verbose: s.Verbose}).verboseHello(s.Version)
 	}
 	s.banner(ln.Addr())
+	var wait time.Duration // the back-off after an accept that ran out of descriptors
 	for {
 		c, err := ln.Accept()
 		if err != nil {
-			if ctx.Err() != nil || s.OneOff {
+			if ctx.Err() != nil || s.OneOff && !outOfDescriptors(err) {
 				return nil
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
 				continue
 			}
+			if outOfDescriptors(err) {
+				// Idle connections can hold every descriptor the process may have: wait
+				// for some to close and serve on, as net/http does, 5 ms doubling to 1 s.
+				wait = min(max(2*wait, 5*time.Millisecond), time.Second)
+				s.logf("accept: %v; accepting again in %v", err, wait)
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(wait):
+				}
+				continue
+			}
 			return err
 		}
+		wait = 0
 		seq++
 		ac := acceptedConn{c, seq}
 		wg.Add(1)
@@ -169,6 +183,12 @@ func (s *Server) Serve(ctx context.Context, ln *net.TCPListener) error {
 			}
 		}()
 	}
+}
+
+// outOfDescriptors is an accept that failed for want of a descriptor or memory, which
+// clears once connections close.
+func outOfDescriptors(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM)
 }
 
 // handleConn reads a new connection's cookie and routes it; true when it ran a test.

@@ -410,7 +410,11 @@ func (s *stream) sendUDP(ctx context.Context) {
 		}
 		// Send what the rate allows by now, then sleep one pacing interval. With -b
 		// rate/N only each burst's first packet waits: N go back to back.
-		due := s.start.Add(time.Duration(float64(sent+uint64(size)) * 8 / float64(p.Bandwidth) * float64(time.Second)))
+		// -b 0: no limit, each datagram as soon as the socket takes it.
+		due := s.start
+		if p.Bandwidth > 0 {
+			due = s.start.Add(time.Duration(float64(sent+uint64(size)) * 8 / float64(p.Bandwidth) * float64(time.Second)))
+		}
 		if d := time.Until(due); d > 0 && (p.Burst == 0 || seq%uint64(p.Burst) == 0) {
 			if !pc.sleep(min(d, tick)) {
 				return

@@ -218,6 +218,7 @@ func (o *options) clientConfig(version string) (*iperf3.Client, error) {
 			return nil, err
 		}
 	}
+	p.RateGiven = rateStr != ""
 	ints := []struct {
 		name string
 		s    string
