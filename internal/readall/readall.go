@@ -37,22 +37,32 @@ func Limit(r io.Reader, max int64) ([]byte, error) {
 // File reads a regular file of at most max bytes. A device, FIFO or directory is refused
 // by name: reading one could block or never end.
 func File(path string, max int64) ([]byte, error) {
-	// Opened without blocking: a FIFO with no writer would hold a plain open forever.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, _, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
-	}
 	b, err := Limit(f, max)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return b, nil
+}
+
+// OpenRegular opens path for reading if it is a regular file, and says what it is if not.
+// It opens without blocking: a FIFO with no writer would hold a plain open forever.
+func OpenRegular(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
 }

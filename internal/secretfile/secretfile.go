@@ -6,26 +6,17 @@ package secretfile
 
 import (
 	"fmt"
-	"os"
-	"syscall"
 
 	"github.com/zynqnet/linerate/internal/readall"
 )
 
 // Read returns the file's bytes, or an error naming path and what to do.
 func Read(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO must not hold the reader
+	f, fi, err := readall.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s): put the secret in a file of its own", path, fi.Mode().Type())
-	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 		return nil, fmt.Errorf("%s may be read by its group or others (mode %04o): a secret's file must be private; chmod 600 %s", path, perm, path)
 	}
