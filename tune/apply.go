@@ -95,7 +95,7 @@ const JournalFormat = 1
 type Store struct{ Dir string }
 
 // StateFiles says where linerate keeps its state, for its manual page.
-const StateFiles = "/var/lib/linerate (/run/linerate where / is read-only): tune's journals, tune-IFACE.json, which revert undoes; a sweep's own under sweep/; validate's reports under reports/ and those the station has not taken under reports/spool/. The station keeps its store in /var/lib/linerate-station (station --data)."
+const StateFiles = "/var/lib/linerate (/run/linerate where / is read-only): tune's journals, tune-IFACE.json (tune-IFACE:netINODE.json for an interface of another network namespace than init's), which revert undoes; a sweep's own under sweep/; validate's reports under reports/ and those the station has not taken under reports/spool/. The station keeps its store in /var/lib/linerate-station (station --data)."
 
 // DefaultStateDir is /var/lib/linerate, or /run/linerate where / is read-only.
 func DefaultStateDir() string {
@@ -113,7 +113,7 @@ func DefaultStateDir() string {
 }
 
 func (s Store) path(iface string) string {
-	p := filepath.Join(s.Dir, "tune-"+iface+".json")
+	p := filepath.Join(s.Dir, journalName(iface))
 	if a, err := filepath.Abs(p); err == nil {
 		return a
 	}
@@ -473,7 +473,7 @@ func RevertTemporary(ctx context.Context, sys *System, store Store, plan *Plan) 
 // directories (a killed sweep's, DIR/sweep), each with the revert that undoes it; ""
 // when there is none.
 func (s Store) pendingElsewhere(iface string) string {
-	found, _ := filepath.Glob(filepath.Join(s.Dir, "*", "tune-"+iface+".json"))
+	found, _ := filepath.Glob(filepath.Join(s.Dir, "*", journalName(iface)))
 	var out []string
 	for _, f := range found {
 		out = append(out, fmt.Sprintf("%s (linerate revert %s --state-dir %s)", f, iface, filepath.Dir(f)))

@@ -60,6 +60,22 @@ func ifaceKey(iface string) string {
 	return "net" + ns + "-" + iface
 }
 
+// journalName is the file of iface's journal in a state directory: tune-IFACE.json for
+// an interface of init's network namespace, tune-IFACE:netINODE.json for one of another
+// namespace, so that eth0 of two namespaces sharing a state directory never share a
+// journal (nor does revert in one find the other's). Where init's namespace cannot be
+// read (no privilege), every name carries the namespace.
+func journalName(iface string) string {
+	var self, init unix.Stat_t
+	if unix.Stat("/proc/thread-self/ns/net", &self) != nil {
+		return "tune-" + iface + ".json"
+	}
+	if unix.Stat("/proc/1/ns/net", &init) == nil && init.Ino == self.Ino && init.Dev == self.Dev {
+		return "tune-" + iface + ".json"
+	}
+	return "tune-" + iface + ":net" + strconv.FormatUint(self.Ino, 10) + ".json"
+}
+
 // Acquire takes iface's lock, waiting up to wait for a holder to let go; then it fails
 // with a *LockError naming the holder. (The lock is the interface's, not the store's:
 // every state directory shares it.)

@@ -103,9 +103,9 @@ func TestPendingAcrossStateDirs(t *testing.T) {
 func TestRevertNamesPendingJournals(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "sweep"), 0o755)
-	os.WriteFile(filepath.Join(dir, "sweep", "tune-eth0.json"), []byte("{}"), 0o644)
+	os.WriteFile(filepath.Join(dir, "sweep", journalName("eth0")), []byte("{}"), 0o644)
 	_, err := Revert(context.Background(), nil, Store{Dir: dir}, "eth0")
-	want := "nothing to revert for eth0: no journal in " + dir + "; pending elsewhere: " + filepath.Join(dir, "sweep", "tune-eth0.json") +
+	want := "nothing to revert for eth0: no journal in " + dir + "; pending elsewhere: " + filepath.Join(dir, "sweep", journalName("eth0")) +
 		" (linerate revert eth0 --state-dir " + filepath.Join(dir, "sweep") + ")"
 	if !errors.Is(err, ErrNothingToRevert) || err.Error() != want {
 		t.Errorf("revert: %v\nwant %s", err, want)

@@ -103,7 +103,7 @@ func TestSweepInNamespaces(t *testing.T) {
 	if got := rmemOf(t, a); got != before {
 		t.Errorf("tcp_rmem after the sweep %q, before %q", got, before)
 	}
-	if _, err := os.Stat(filepath.Join(state, "sweep", "tune-a0.json")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(state, "sweep", journalIn(t, a, "a0"))); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the sweep's journal is left behind: %v", err)
 	}
 	// Without --json: the table, a row per value under a header of the figures.
@@ -173,7 +173,7 @@ func TestSweepInterrupted(t *testing.T) {
 		if got := rmemOf(t, a); got != before {
 			t.Errorf("tcp_rmem after %v %q, before %q", sig, got, before)
 		}
-		if _, err := os.Stat(filepath.Join(state, "sweep", "tune-a0.json")); !errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(state, "sweep", journalIn(t, a, "a0"))); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%v: the sweep's journal is left behind: %v", sig, err)
 		}
 	}
@@ -309,7 +309,7 @@ func TestTuneDuringSweep(t *testing.T) {
 	if o.code == 0 || !strings.Contains(o.stderr, "another linerate is changing this interface") || !strings.Contains(o.stderr, "pid ") {
 		t.Errorf("a tune during the sweep: %d %s %s", o.code, o.stdout, o.stderr)
 	}
-	if _, err := os.Stat(filepath.Join(other, "tune-a0.json")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(other, journalIn(t, a, "a0"))); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the refused tune journalled: %v", err)
 	}
 	cmd.Process.Kill()

@@ -184,7 +184,7 @@ func TestTuneAndRevertInNamespace(t *testing.T) {
 	if after := observe(t, ns); !reflect.DeepEqual(after, before) {
 		t.Errorf("revert did not restore everything:\nbefore %v\nafter  %v", before, after)
 	}
-	if _, err := os.Stat(filepath.Join(state, "tune-lr0.json")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(state, journalIn(t, ns, "lr0"))); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("journal still there after revert: %v", err)
 	}
 	_, errOut, code = inNS(t, ns, "revert", "lr0", "--state-dir", state)
@@ -224,7 +224,7 @@ func TestTuneFaultInjection(t *testing.T) {
 		if got := observe(t, ns); !reflect.DeepEqual(got, before) {
 			t.Fatalf("failure at write %d (%s) left changes:\nbefore %v\nafter  %v", i, plan.Changes[i].Knob, before, got)
 		}
-		if _, err := os.Stat(filepath.Join(state, "tune-lr0.json")); !errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(state, journalIn(t, ns, "lr0"))); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("failure at write %d left a journal", i)
 		}
 	}
@@ -251,7 +251,7 @@ func TestTuneKilledThenRevert(t *testing.T) {
 			t.Fatalf("killed after %d writes, but nothing had changed", at)
 		}
 		var j tune.Journal
-		b, err := os.ReadFile(filepath.Join(state, "tune-lr0.json"))
+		b, err := os.ReadFile(filepath.Join(state, journalIn(t, ns, "lr0")))
 		if err != nil || json.Unmarshal(b, &j) != nil || j.Complete {
 			t.Fatalf("journal after kill: %v %+v", err, j)
 		}
@@ -317,7 +317,7 @@ func TestTuneConcurrent(t *testing.T) {
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	mid := observe(t, ns)
-	journal, _ := os.ReadFile(filepath.Join(state, "tune-lr0.json"))
+	journal, _ := os.ReadFile(filepath.Join(state, journalIn(t, ns, "lr0")))
 	holder := "pid " + strconv.Itoa(cmd.Process.Pid)
 	for _, args := range [][]string{
 		{"tune", "lr0", "--profile", "latency", "--state-dir", state, "--wait", "300ms"},
@@ -332,7 +332,7 @@ func TestTuneConcurrent(t *testing.T) {
 	if got := observe(t, ns); !reflect.DeepEqual(got, mid) {
 		t.Errorf("a refused run changed knobs:\nbefore %v\nafter  %v", mid, got)
 	}
-	if now, _ := os.ReadFile(filepath.Join(state, "tune-lr0.json")); string(now) != string(journal) {
+	if now, _ := os.ReadFile(filepath.Join(state, journalIn(t, ns, "lr0"))); string(now) != string(journal) {
 		t.Error("a refused run rewrote the journal")
 	}
 	cmd.Process.Kill()
@@ -438,5 +438,47 @@ func TestTuneBadInput(t *testing.T) {
 	}
 	for _, args := range [][]string{{"tune", "eth0"}, {"tune", "--profile", "throughput"}, {"tune", "eth0", "--profile", "warp"}, {"profile", "show", "warp"}, {"profile"}} {
 		wantBadInput(t, args, "")
+	}
+}
+
+// journalIn is the file of iface's tune journal, in a state directory, for an interface
+// of ns: journals carry the namespace (tune-IFACE:netINODE.json) outside init's.
+func journalIn(t *testing.T, ns *nstest.NS, iface string) string {
+	return fmt.Sprintf("tune-%s:net%d.json", iface, ns.Inode(t))
+}
+
+// TestTuneJournalsPerNamespace tunes lr0 of two namespaces with one state directory: each
+// revert restores its own lr0's MTU (a journal per interface name gave one namespace the
+// other's old MTU and left the other unrevertable).
+func TestTuneJournalsPerNamespace(t *testing.T) {
+	nstest.NeedTool(t, "ethtool")
+	state := filepath.Join(t.TempDir(), "state")
+	profile := filepath.Join(t.TempDir(), "mtu.yaml")
+	os.WriteFile(profile, []byte("name: mtu\nknobs:\n  mtu: 9000\n"), 0o644)
+	mtuOf := func(ns *nstest.NS) string {
+		var links []ipLink
+		json.Unmarshal([]byte(ns.Exec(t, "ip", "-j", "link", "show", "dev", "lr0")), &links)
+		return strconv.Itoa(links[0].MTU)
+	}
+	var nss []*nstest.NS
+	for _, mtu := range []string{"1400", "1300"} {
+		ns, peer := nstest.New(t), nstest.New(t)
+		ns.Veth(t, "lr0", "lr1", peer, 1)
+		ns.Exec(t, "ip", "link", "set", "lr0", "mtu", mtu)
+		if out, errOut, code := inNS(t, ns, "tune", "lr0", "--profile", profile, "--state-dir", state); code != 0 || mtuOf(ns) != "9000" {
+			t.Fatalf("tune in the namespace at MTU %s: exit %d, MTU %s: %s%s", mtu, code, mtuOf(ns), out, errOut)
+		}
+		nss = append(nss, ns)
+	}
+	for i, want := range []string{"1400", "1300"} {
+		if out, errOut, code := inNS(t, nss[i], "revert", "lr0", "--state-dir", state); code != 0 {
+			t.Fatalf("revert in namespace %d: exit %d: %s%s", i, code, out, errOut)
+		}
+		if got := mtuOf(nss[i]); got != want {
+			t.Errorf("namespace %d: MTU %s after its revert, it had %s", i, got, want)
+		}
+		if i == 0 && mtuOf(nss[1]) != "9000" {
+			t.Errorf("the first namespace's revert changed the second's MTU to %s", mtuOf(nss[1]))
+		}
 	}
 }

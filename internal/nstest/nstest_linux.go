@@ -199,3 +199,14 @@ func NeedTool(t testing.TB, name string) {
 		t.Skipf("%s is not installed; make test installs it", name)
 	}
 }
+
+// Inode is the namespace's identity (the inode of its net namespace file), as linerate
+// names per-namespace state with it.
+func (n *NS) Inode(t testing.TB) uint64 {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(n.Handle), &st); err != nil {
+		t.Fatalf("namespace %s: %v", n.Name, err)
+	}
+	return st.Ino
+}
