@@ -344,10 +344,15 @@ func (ps *parser) document(data []byte) (*yaml.Node, error) {
 	if err := dec.Decode(&more); err == nil {
 		return nil, ps.bad(&more, "a second YAML document: a plan is one document")
 	}
-	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+	top, err := expand(&root)
+	if err != nil {
+		err.(*Error).Source = ps.source
+		return nil, err
+	}
+	if top.Kind != yaml.DocumentNode || len(top.Content) == 0 || top.Content[0].Kind != yaml.MappingNode {
 		return nil, &Error{Source: ps.source, Line: 1, Msg: "want a mapping with board, interface, station and steps"}
 	}
-	return root.Content[0], nil
+	return top.Content[0], nil
 }
 
 // top reads the plan's own keys and returns the steps' node.

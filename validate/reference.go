@@ -45,7 +45,10 @@ func KindDocs() []KindDoc {
 
 const referenceIntro = `A plan is YAML: the board, the port or ports under test, the station, the budget and
 the steps, in order. Built-in plans: %s (linerate validate NAME); a file otherwise.
-Every value is checked when the plan is read, each error naming the file and line.`
+Every value is checked when the plan is read, each error naming the file and line.
+YAML anchors, aliases and merge keys work anywhere in a plan (a step's fields given once
+as &base and merged into the next steps with "<<: *base", their own keys winning),
+expanded once when the plan is read and bounded to 100,000 nodes.`
 
 // WriteReference writes the reference as text for a terminal, wrapped to 80 columns, or
 // in Markdown as docs/plans.md holds it.
