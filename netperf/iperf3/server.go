@@ -523,11 +523,59 @@ func (s *Server) createStreams(ctx context.Context, ctrl net.Conn, t *test, st *
 		}
 		return err
 	}
-	if err := s.acceptStreams(ctx, t, st, ln, udpLn, rep, text); err != nil {
+	wctx, stop := watchClosed(ctx, ctrl)
+	err := s.acceptStreams(wctx, t, st, ln, udpLn, rep, text)
+	closed := stop()
+	if err != nil {
+		if closed {
+			return errors.New("the client closed its control connection before its streams came")
+		}
 		sendServerError(ctrl, ieServerTerminal, 0)
 		return err
 	}
 	return nil
+}
+
+// watchClosed is ctx, cancelled the moment the client closes (or resets) its control
+// connection while the server waits for its streams: a client gone after CREATE_STREAMS
+// would otherwise hold the one-test server busy for the whole idle time. It peeks
+// (MSG_PEEK: nothing is read) when the socket turns readable; data from the client ends
+// the watch and stays for the state machine. stop ends the watch and says whether the
+// connection was found closed.
+func watchClosed(ctx context.Context, ctrl net.Conn) (context.Context, func() bool) {
+	sc, ok := ctrl.(syscall.Conn)
+	if !ok {
+		return ctx, func() bool { return false }
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return ctx, func() bool { return false }
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	var closed atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 1)
+		raw.Read(func(fd uintptr) bool {
+			n, _, err := unix.Recvfrom(int(fd), buf, unix.MSG_PEEK|unix.MSG_DONTWAIT)
+			if err == unix.EAGAIN || err == unix.EINTR {
+				return false // not readable yet: the poller waits
+			}
+			if n == 0 || err != nil {
+				closed.Store(true)
+				cancel()
+			}
+			return true
+		})
+	}()
+	return wctx, func() bool {
+		ctrl.SetReadDeadline(time.Unix(1, 0)) // wakes the peek
+		<-done
+		ctrl.SetReadDeadline(time.Time{})
+		cancel()
+		return closed.Load()
+	}
 }
 
 // waitTestEnd waits for TEST_END. The client decides the end; a client that vanishes or
@@ -671,9 +719,8 @@ func acceptUDP(ctx context.Context, uc *net.UDPConn, tcpAddr *net.TCPAddr, n int
 		return nil, err
 	}
 	for i := 0; i < n; i++ {
-		uc.SetReadDeadline(deadline)
 		buf := make([]byte, 64)
-		_, from, err := uc.ReadFromUDP(buf) // the content is not checked, as in iperf3
+		from, err := readFirstUDP(ctx, uc, buf, deadline)
 		if err != nil {
 			return fail(fmt.Errorf("UDP stream %d did not arrive: %w", i+1, err))
 		}
@@ -710,6 +757,19 @@ func acceptUDP(ctx context.Context, uc *net.UDPConn, tcpAddr *net.TCPAddr, n int
 		}
 	}
 	return out, nil
+}
+
+// readFirstUDP waits for a UDP stream's first datagram until deadline or ctx's end (the
+// client gone: its control connection closed).
+func readFirstUDP(ctx context.Context, uc *net.UDPConn, buf []byte, deadline time.Time) (*net.UDPAddr, error) {
+	uc.SetReadDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { uc.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
+	_, from, err := uc.ReadFromUDP(buf) // the content is not checked, as in iperf3
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return from, err
 }
 
 // connectedUDP is a UDP socket connected with connect(2) behind Go's back: Read and

@@ -413,3 +413,29 @@ func TestServerOutputOnlyAsked(t *testing.T) {
 		}
 	}
 }
+
+// TestServerSeesControlClosed: a client that closes its control connection once told to
+// create its streams frees the one-test server at once, not after the idle time (20 s
+// here; the next client is given 3).
+func TestServerSeesControlClosed(t *testing.T) {
+	for _, tc := range []struct{ name, params string }{
+		{"tcp", tcpParams},
+		{"udp", `{"udp":true,"omit":0,"time":10,"num":0,"blockcount":0,"parallel":1,"len":1024,"bandwidth":1000000,"client_version":"3.12"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, _, logs := testServer(t, 20*time.Second)
+			r := dialRaw(t, addr)
+			r.ctrl.Write(r.cookie)
+			r.expect(ParamExchange)
+			writeRaw(r.ctrl, []byte(tc.params))
+			r.expect(CreateStreams)
+			start := time.Now()
+			r.ctrl.Close()
+			next(t, addr, 3*time.Second)
+			t.Logf("next client served %v after the close", time.Since(start).Round(time.Millisecond))
+			if !strings.Contains(logs(), "closed its control connection") {
+				t.Errorf("log does not say the client left:\n%s", logs())
+			}
+		})
+	}
+}
