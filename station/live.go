@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"sort"
 	"strings"
@@ -32,6 +33,9 @@ type Live struct {
 	// Booted is when the board asked the station's DHCP for an address (netboot).
 	Booted  *time.Time `json:"booted,omitempty"`
 	booting bool
+	// source is who posted it (the write token's name, or the address without a token),
+	// for the bound per source.
+	source string
 	// samples are the station's ports' counters at the board's first event: the port it
 	// came in by, and the one of each of its ports' stations.
 	samples map[string]*portSample
@@ -42,8 +46,14 @@ type Live struct {
 // delivery attempt as its run ends.
 var lostGrace = 15 * time.Second
 
-// maxLive bounds the boards in test a station keeps (the oldest lost go first).
-const maxLive = 1024
+// maxLive bounds the boards in test a station keeps, maxLivePerSource those of one
+// source (a write token, or an address without one): a poster of fake starts pushes out
+// only its own, and when the list is full the biggest source gives up its board seen
+// longest ago, so a real board's few events are never pushed out by a flood.
+const (
+	maxLive          = 1024
+	maxLivePerSource = 64
+)
 
 // liveBoards are the boards in test of this station.
 type liveBoards struct {
@@ -85,7 +95,7 @@ func checkLive(e *LiveEvent) error {
 
 // note records an event; sample reads the station's ports' counters at the board's
 // first event.
-func (l *liveBoards) note(e LiveEvent, remote string, now time.Time, sample func() map[string]*portSample) {
+func (l *liveBoards) note(e LiveEvent, source, remote string, now time.Time, sample func() map[string]*portSample) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.boards == nil {
@@ -93,10 +103,8 @@ func (l *liveBoards) note(e LiveEvent, remote string, now time.Time, sample func
 	}
 	b := l.boards[e.ID]
 	if b == nil {
-		if len(l.boards) >= maxLive {
-			l.evict(now)
-		}
-		b = &Live{Started: now, samples: sample()}
+		l.makeRoom(source)
+		b = &Live{Started: now, samples: sample(), source: source}
 		// The board the station netbooted: its boot's entry ends here.
 		if mac, err := plan.NormalizeMAC(e.MAC); err == nil {
 			if nb := l.boards[bootID(mac)]; nb != nil {
@@ -126,22 +134,36 @@ func (l *liveBoards) boot(mac, fixture, planName, step string, now time.Time) {
 	id := bootID(mac)
 	b := l.boards[id]
 	if b == nil {
-		if len(l.boards) >= maxLive {
-			l.evict(now)
-		}
+		l.makeRoom("netboot")
 		at := now
-		b = &Live{Started: now, Booted: &at, booting: true}
+		b = &Live{Started: now, Booted: &at, booting: true, source: "netboot"}
 		b.LiveEvent = LiveEvent{ID: id, MAC: mac, Fixture: fixture, Plan: planName, Event: "boot", Budget: bootBudget.Seconds()}
 		l.boards[id] = b
 	}
 	b.Step, b.Updated = step, now
 }
 
-// evict drops the board seen longest ago.
-func (l *liveBoards) evict(now time.Time) {
+// makeRoom makes room for a new board of source: its own board seen longest ago goes
+// when it has maxLivePerSource, else, when the list is full, the biggest source's.
+func (l *liveBoards) makeRoom(source string) {
+	per := map[string]int{}
+	for _, b := range l.boards {
+		per[b.source]++
+	}
+	if per[source] < maxLivePerSource && len(l.boards) < maxLive {
+		return
+	}
+	victim := source
+	if per[source] < maxLivePerSource {
+		for src, n := range per {
+			if n > per[victim] || n == per[victim] && src < victim {
+				victim = src
+			}
+		}
+	}
 	var oldest string
 	for id, b := range l.boards {
-		if oldest == "" || b.Updated.Before(l.boards[oldest].Updated) {
+		if b.source == victim && (oldest == "" || b.Updated.Before(l.boards[oldest].Updated)) {
 			oldest = id
 		}
 	}
@@ -225,7 +247,7 @@ func (s *Server) postLive(w http.ResponseWriter, req *http.Request) {
 	if e.Fixture == "" {
 		e.Fixture = port
 	}
-	s.live.note(e, who, time.Now(), func() map[string]*portSample {
+	s.live.note(e, s.sourceOf(req), who, time.Now(), func() map[string]*portSample {
 		out := map[string]*portSample{}
 		names := []string{port}
 		for _, p := range e.Ports {
@@ -239,6 +261,21 @@ func (s *Server) postLive(w http.ResponseWriter, req *http.Request) {
 		return out
 	})
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// sourceOf is who posts, for the live list's bound: the write token's name, else the
+// address (without its port: a flood comes from many ports of one host).
+func (s *Server) sourceOf(req *http.Request) string {
+	if s.write != nil {
+		if name := s.write.Who(req); name != "" {
+			return "token " + name
+		}
+	}
+	host, _, err := net.SplitHostPort(req.RemoteAddr)
+	if err != nil {
+		host = req.RemoteAddr
+	}
+	return "address " + host
 }
 
 func (s *Server) getLive(w http.ResponseWriter, req *http.Request) {
