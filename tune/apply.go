@@ -95,7 +95,7 @@ const JournalFormat = 1
 type Store struct{ Dir string }
 
 // StateFiles says where linerate keeps its state, for its manual page.
-const StateFiles = "/var/lib/linerate (/run/linerate where / is read-only): tune's journals, tune-IFACE.json (tune-IFACE:netINODE.json for an interface of another network namespace than init's), which revert undoes; a sweep's own under sweep/; validate's reports under reports/ and those the station has not taken under reports/spool/. The station keeps its store in /var/lib/linerate-station (station --data)."
+const StateFiles = "/var/lib/linerate (/run/linerate where / is read-only): tune's journals, tune-IFACE.json (tune-IFACE:netINODE.json for an interface of another network namespace than init's), which revert undoes; a sweep's own under sweep/, validate's under validate/; validate's reports under reports/ and those the station has not taken under reports/spool/. The station keeps its store in /var/lib/linerate-station (station --data)."
 
 // DefaultStateDir is /var/lib/linerate, or /run/linerate where / is read-only.
 func DefaultStateDir() string {

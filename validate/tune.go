@@ -1,9 +1,11 @@
 package validate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -47,7 +49,7 @@ func (s *Tune) Run(ctx context.Context, e Env) (Outcome, error) {
 	var plans []*tune.Plan
 	var done []string
 	for _, port := range e.Ports {
-		p, err := e.applyProfile(ctx, port.Interface, s.profile)
+		p, err := e.applyProfile(ctx, port.Interface, s.profile, s.Keep)
 		if err != nil || p == nil {
 			var undone []string
 			for i := len(done) - 1; i >= 0; i-- {
@@ -98,17 +100,52 @@ func merge(plans []*tune.Plan) *tune.Plan {
 	return m
 }
 
-func (e Env) applyProfile(ctx context.Context, iface string, p *tune.Profile) (*tune.Plan, error) {
-	res, err := e.tuneJob(iface).Tune(ctx, p, false)
+func (e Env) applyProfile(ctx context.Context, iface string, p *tune.Profile, keep bool) (*tune.Plan, error) {
+	j := e.tuneJob(iface)
+	if keep {
+		j.StateDir = e.StateDir // kept: the user's to revert, where 'linerate revert' looks
+	}
+	res, err := j.Tune(ctx, p, false)
 	if err != nil {
 		return nil, err
 	}
 	return res.Plan, res.Err
 }
 
-// tuneJob is a tune or revert of iface on the live system, with the run's state directory.
+// tuneJob is a tune or revert of iface on the live system, journalled where validate
+// keeps the tunes it gives back at its end (ValidateStateDir).
 func (e Env) tuneJob(iface string) tune.Job {
-	return tune.Job{Iface: iface, StateDir: e.StateDir, API: e.API, CarrierTimeout: 15 * time.Second, LockWait: 10 * time.Second}
+	return tune.Job{Iface: iface, StateDir: ValidateStateDir(e.StateDir), API: e.API, CarrierTimeout: 15 * time.Second, LockWait: 10 * time.Second}
+}
+
+// ValidateStateDir is where a run journals the tunes it gives back at its end: a journal
+// found there when a run starts is a dead run's (killed, or the board lost power
+// mid-run on a read-write state directory), which the new run reverts first.
+func ValidateStateDir(stateDir string) string {
+	return filepath.Join(cmp.Or(stateDir, tune.DefaultStateDir()), "validate")
+}
+
+// revertDeadTunes gives each port back what a run that never reached its end left tuned
+// (its journal in ValidateStateDir), before this run's first step, saying so: measuring
+// on a dead run's profile while the report says "reverted at the end" would be a lie.
+func revertDeadTunes(stateDir, api string, ports []string, console io.Writer) {
+	dir := ValidateStateDir(stateDir)
+	for _, iface := range ports {
+		j, err := tune.StoreAt(dir).Load(iface)
+		if err != nil {
+			fmt.Fprintf(console, "linerate validate: %s: a dead run's tune journal cannot be read: %v\n", iface, err)
+			continue
+		}
+		if j == nil {
+			continue
+		}
+		job := tune.Job{Iface: iface, StateDir: dir, API: api, CarrierTimeout: 15 * time.Second, LockWait: 30 * time.Second}
+		if _, err := job.Revert(context.Background()); err != nil {
+			fmt.Fprintf(console, "linerate validate: %s still holds the tune (%s) of a run that did not end: %v\n", iface, strings.Join(j.Profiles, ", "), err)
+			continue
+		}
+		fmt.Fprintf(console, "linerate validate: %s held the tune (%s) of a run that did not end: reverted before this run\n", iface, strings.Join(j.Profiles, ", "))
+	}
 }
 
 // revert gives the port back what it had before the tune step, whatever ctx the run had

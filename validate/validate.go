@@ -119,6 +119,13 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 	if err := r.checkInterfaces(); err != nil {
 		return nil, err
 	}
+	var ifaces []string
+	for _, p := range r.ports() {
+		ifaces = append(ifaces, p.Interface)
+	}
+	if v.Root == "/" {
+		revertDeadTunes(v.StateDir, v.API, ifaces, r.console)
+	}
 	start := time.Now()
 	rep, err := r.header(ctx, start)
 	if err != nil {

@@ -272,3 +272,38 @@ func TestValidateMissingInterface(t *testing.T) {
 		t.Errorf("a refused plan left %d files in the report directory", len(ents))
 	}
 }
+
+// TestValidateRevertsDeadRunsTune kills a validate (SIGKILL) while it measures on its
+// tune: the next run gives the port back what it had before its first step, saying so,
+// rather than measuring on the dead run's profile while its report says "reverted at
+// the end".
+func TestValidateRevertsDeadRunsTune(t *testing.T) {
+	b, _ := boardPair(t)
+	mtu := func() string {
+		out := b.Exec(t, "cat", "/sys/class/net/eth0/mtu")
+		return strings.TrimSpace(out)
+	}
+	profile := filepath.Join(t.TempDir(), "jumbo.yaml")
+	os.WriteFile(profile, []byte("name: jumbo\nknobs:\n  mtu: 9000\n"), 0o644)
+	reports := t.TempDir()
+	long := writePlan(t, "name: dies\nboard: zc702\ninterface: eth0\nsteps:\n  - {id: tune, type: tune, profile: "+profile+"}\n  - {id: idle, type: stability, traffic: none, duration: 60s}\n")
+	cmd, _, _ := linerateIn(t, b, "validate", long, "--serial", "NS-11", "--report-dir", reports)
+	deadline := time.Now().Add(30 * time.Second)
+	for mtu() != "9000" && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond) // into the idle step
+	cmd.Process.Kill()
+	cmd.Wait()
+	if mtu() != "9000" {
+		t.Fatalf("the killed run had not tuned: MTU %s", mtu())
+	}
+	short := writePlan(t, "name: next\nboard: zc702\ninterface: eth0\nsteps:\n  - {id: idle, type: stability, traffic: none, duration: 1s}\n")
+	out, _ := runIn(t, b, time.Minute, "validate", short, "--serial", "NS-11", "--report-dir", reports)
+	if !strings.Contains(out, "eth0 held the tune (jumbo) of a run that did not end: reverted before this run") {
+		t.Errorf("the next run does not say it reverted the dead run's tune:\n%s", out)
+	}
+	if mtu() != "1500" {
+		t.Errorf("MTU %s after the next run: the dead run's tune is still there", mtu())
+	}
+}
