@@ -24,7 +24,9 @@ type row struct {
 	// own faults (identity, the PHY, a duplicate MAC the station refused).
 	FixtureFailed  []string
 	TCPUp, TCPDown float64 // NaN: none measured
-	Steps          []stepTime
+	// PortTCP are a multi-port report's TCP figures per port and direction.
+	PortTCP []portFigure
+	Steps   []stepTime
 	// First says this is its serial's first report (of its board type); on a first,
 	// FinalPass says whether the serial's latest report passed (the final yield).
 	First, FinalPass bool
@@ -32,6 +34,12 @@ type row struct {
 	Ports []portPass
 	// Trace is what produced it (interned: a line runs few of each).
 	Trace trace
+}
+
+// portFigure is one port's TCP figure of a direction: "eth1 TCP up" and Mbit/s.
+type portFigure struct {
+	Name string
+	V    float64
 }
 
 // trace is what produced a report, as the page and the API filter by it.
@@ -173,6 +181,11 @@ func (x *index) add(rec *record) (*row, bool) {
 	}
 	if v, ok := rec.TCP["down"]; ok {
 		r.TCPDown = v
+	}
+	for _, k := range sortedKeys(rec.TCP) {
+		if dir, port, ok := strings.Cut(k, "."); ok {
+			r.PortTCP = append(r.PortTCP, portFigure{x.in(port + " TCP " + dir), rec.TCP[k]})
+		}
 	}
 	if r.Attempt == 0 {
 		r.Attempt = 1

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -393,5 +394,52 @@ func TestMultiPortReport(t *testing.T) {
 	b, _ = json.Marshal(r)
 	if code, msg := post(t, hs.URL, b); code != 422 || !strings.Contains(msg, "port eth1: verdict FAIL failed link, but its steps say FAIL failed tcp-up") {
 		t.Errorf("a port's failed list unlike its steps: %d %s", code, msg)
+	}
+}
+
+// TestChartPerPort: a multi-port report's TCP steps (tcp-up.eth0, tcp-up.eth1) reach the
+// throughput chart, a line per port (the chart looked up tcp-up only and drew nothing).
+func TestChartPerPort(t *testing.T) {
+	_, hs := newServer(t, t.TempDir())
+	defer hs.Close()
+	for i, serial := range []string{"A", "B"} {
+		var r plan.Report
+		json.Unmarshal(report(fmt.Sprintf("cp%d", i), "zcu102", "PASS", 900), &r)
+		r.Serial = serial
+		r.Steps = []plan.StepResult{{ID: "tcp-up.eth0", Type: "iperf3", Pass: true, Summary: "ok", Port: "eth0", Measured: map[string]float64{"mbps": 910}},
+			{ID: "tcp-up.eth1", Type: "iperf3", Pass: true, Summary: "ok", Port: "eth1", Measured: map[string]float64{"mbps": 870}}}
+		r.Ports = []plan.PortReport{{Interface: "eth0", MAC: r.MAC, Verdict: "PASS", Failed: []string{}}, {Interface: "eth1", MAC: "00:0a:35:00:02:" + fmt.Sprintf("%02x", serial[0]), Verdict: "PASS", Failed: []string{}}}
+		b, _ := json.Marshal(r)
+		if code, msg := post(t, hs.URL, b); code != 201 {
+			t.Fatalf("%d: %d %s", i, code, msg)
+		}
+	}
+	_, page := get(t, hs.URL+"/")
+	for _, want := range []string{"zcu102 eth0 TCP up (2 reports)", "zcu102 eth1 TCP up (2 reports)", "<title>zcu102 eth1 TCP up 870 Mbit/s</title>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the chart lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "No TCP throughput yet") {
+		t.Error("the multi-port reports did not reach the chart")
+	}
+}
+
+// TestChartSeriesBounded: 40 board types draw 12 lines, those of the most reports, and
+// say how many more there are.
+func TestChartSeriesBounded(t *testing.T) {
+	var rows []*row
+	t0 := time.Now().Add(-time.Hour)
+	for b := range 40 {
+		for i := 0; i <= b; i++ {
+			rows = append(rows, &row{Board: fmt.Sprintf("b%02d", b), Verdict: "PASS", Received: t0.Add(time.Duration(b*40+i) * time.Second), TCPUp: 900, TCPDown: math.NaN()})
+		}
+	}
+	svg := string(chart(rows))
+	if n := strings.Count(svg, "<polyline"); n != maxSeries {
+		t.Errorf("%d lines drawn, want %d", n, maxSeries)
+	}
+	if !strings.Contains(svg, "b39 TCP up (40 reports)") || strings.Contains(svg, "b00 TCP up") || !strings.Contains(svg, "28 more series with fewer reports not drawn") {
+		t.Errorf("the lines kept are not those of the most reports, or the rest is not said")
 	}
 }

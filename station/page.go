@@ -198,6 +198,15 @@ func chart(rows []*row) template.HTML {
 		return template.HTML(`<p>No TCP throughput yet: the chart shows the TCP iperf3 steps' Mbit/s per board type and direction over time.</p>`)
 	}
 	names := sortedKeys(series)
+	// At most maxSeries lines, those of the most reports: more is a legend nobody reads
+	// and a chart of megabytes; the rest is said under the legend.
+	var left int
+	if len(names) > maxSeries {
+		slices.SortStableFunc(names, func(a, b string) int { return count[b] - count[a] })
+		left = len(names) - maxSeries
+		names = names[:maxSeries]
+		slices.Sort(names)
+	}
 	for _, name := range names {
 		series[name] = thin(series[name], tmin, tmax)
 	}
@@ -216,9 +225,15 @@ func chart(rows []*row) template.HTML {
 	}
 	ly := plotT + plotH + 40 + float64(len(names))*18
 	fmt.Fprintf(&b, `<circle cx="%.0f" cy="%.0f" r="4" fill="#c62828"/><text x="%.0f" y="%.0f" font-size="12">FAIL report</text>`, plotL+5, ly+5, plotL+14, ly+9)
+	if left > 0 {
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="12">%d more series with fewer reports not drawn: filter by board type</text>`, plotL+120, ly+9, left)
+	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
 }
+
+// maxSeries bounds the chart's lines.
+const maxSeries = 12
 
 // The chart's geometry: its width, the plot's left and right margins, top and height.
 const plotW, plotL, plotR, plotT, plotH = 900.0, 60.0, 20.0, 24.0, 200.0
@@ -281,20 +296,22 @@ type chartPt struct {
 	fail bool
 }
 
-// chartSeries is the chart's data: a series per board type and direction ("zc702 TCP
-// up") in the order of the rows, its number of reports, the time span and the top value.
+// chartSeries is the chart's data: a series per board type (and port, for a multi-port
+// report) and direction ("zc702 TCP up", "zcu102 eth1 TCP up") in the order of the rows,
+// its number of reports, the time span and the top value.
 func chartSeries(rows []*row) (series map[string][]chartPt, count map[string]int, tmin, tmax time.Time, vmax float64) {
 	series, count = map[string][]chartPt{}, map[string]int{}
 	for _, x := range rows {
-		for _, d := range []struct {
-			dir string
-			v   float64
-		}{{"up", x.TCPUp}, {"down", x.TCPDown}} {
-			if math.IsNaN(d.v) {
+		figs := []portFigure{{"TCP up", x.TCPUp}, {"TCP down", x.TCPDown}}
+		if len(x.PortTCP) > 0 {
+			figs = x.PortTCP // a multi-port report: a line per port and direction
+		}
+		for _, d := range figs {
+			if math.IsNaN(d.V) {
 				continue
 			}
-			name := x.Board + " TCP " + d.dir
-			series[name] = append(series[name], chartPt{x.Received, d.v, x.Verdict != "PASS"})
+			name := x.Board + " " + d.Name
+			series[name] = append(series[name], chartPt{x.Received, d.V, x.Verdict != "PASS"})
 			count[name]++
 			if tmin.IsZero() || x.Received.Before(tmin) {
 				tmin = x.Received
@@ -302,7 +319,7 @@ func chartSeries(rows []*row) (series map[string][]chartPt, count map[string]int
 			if x.Received.After(tmax) {
 				tmax = x.Received
 			}
-			vmax = math.Max(vmax, d.v)
+			vmax = math.Max(vmax, d.V)
 		}
 	}
 	return series, count, tmin, tmax, vmax

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/zynqnet/linerate/plan"
@@ -128,8 +129,9 @@ type Summary struct {
 	// Sweeps are the ids of the report's sweep steps (each a chart).
 	Sweeps []string `json:"sweeps,omitempty"`
 	// TCP is the TCP throughput measured in each direction ("up": the board sent,
-	// "down"), Mbit/s, the mean of the TCP iperf3 steps of that direction. UDP steps run
-	// at a set rate and are left out.
+	// "down"), Mbit/s, the mean of the TCP iperf3 steps of that direction; a multi-port
+	// report has each port's too ("up.eth0"). UDP steps run at a set rate and are left
+	// out.
 	TCP map[string]float64 `json:"tcp_mbps,omitempty"`
 	// Ports are the verdicts port by port of a multi-port report.
 	Ports []PortVerdict `json:"ports,omitempty"`
@@ -203,9 +205,20 @@ func recordOf(r *plan.Report, received time.Time, meta Meta, st Stored) record {
 		b := brief{ID: st.ID, Type: st.Type, Pass: st.Pass, Seconds: st.Seconds}
 		if v, ok := st.Measured["mbps"]; ok && st.Type == "iperf3" {
 			b.Mbps = &v
-			if d, ok := dir[st.ID]; ok && (d == "up" || d == "down") {
+			// A multi-port report's steps are the plan's step per port (tcp-up.eth0):
+			// the board's figure is the mean over its ports, each port's its own
+			// (up.eth0), so the chart draws a line per port.
+			planID := st.ID
+			if st.Port != "" {
+				planID = strings.TrimSuffix(st.ID, "."+st.Port)
+			}
+			if d, ok := dir[planID]; ok && (d == "up" || d == "down") {
 				sum[d] += v
 				n[d]++
+				if st.Port != "" {
+					sum[d+"."+st.Port] += v
+					n[d+"."+st.Port]++
+				}
 			}
 		}
 		rec.Steps = append(rec.Steps, b)
