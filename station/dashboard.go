@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -414,6 +415,7 @@ func (s *Server) reportPage(w http.ResponseWriter, req *http.Request) {
 	var sum *Summary
 	if recs, err := s.store.summaries([]string{r.ID}); err == nil && len(recs) == 1 {
 		sum = &recs[0].Summary
+		sum.Attempt = s.attemptOf(sum.ID, sum.Attempt)
 	}
 	// The board's tests, oldest first: its attempts.
 	var history []row
@@ -424,6 +426,7 @@ func (s *Server) reportPage(w http.ResponseWriter, req *http.Request) {
 			}
 		}
 	})
+	slices.SortStableFunc(history, func(a, b row) int { return a.Started.Compare(b.Started) })
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'")
 	err := reportTmpl.Execute(w, map[string]any{"R": r, "M": s.store.Meta(r.ID), "S": sum, "History": history, "Sweeps": sweeps, "Findings": findings, "HasDoctor": hasDoctor})

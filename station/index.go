@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/zynqnet/linerate/plan"
 )
 
 // row is a report as the station keeps it in memory: what the page's tables, filters,
@@ -16,10 +18,13 @@ type row struct {
 	ID, Board, Serial, MAC, Verdict, Fixture string
 	Failed                                   []string
 	Received                                 time.Time
-	Day                                      int32 // YYYYMMDD of Received, the station's local time
-	Seconds                                  float64
-	Attempt                                  int
-	Dup, Marginal, Golden                    bool
+	// Started is when the board started the run (Received when it did not say): a
+	// serial's attempts are in that order, whatever order the spool delivered them in.
+	Started               time.Time
+	Day                   int32 // YYYYMMDD of Received, the station's local time
+	Seconds               float64
+	Attempt               int
+	Dup, Marginal, Golden bool
 	// FixtureFailed are the failed steps a fixture could have failed: not the board's
 	// own faults (identity, the PHY, a duplicate MAC the station refused).
 	FixtureFailed  []string
@@ -106,8 +111,12 @@ func dayOf(t time.Time) int32 {
 // dayText is a YYYYMMDD day as 2006-01-02.
 func dayText(d int32) string { return fmt.Sprintf("%04d-%02d-%02d", d/10000, d/100%100, d%100) }
 
-// serialID is a board's identity for its history: board type and serial.
+// serialID is a board's identity: board type and serial.
 type serialID struct{ board, serial string }
+
+// histKey is a board's identity for its attempts: board type, serial and MAC, as the
+// store counts them (a serial seen on another MAC is a reused serial, another board).
+type histKey struct{ board, serial, mac string }
 
 // index is the station's view of its store, oldest report first, kept in step by
 // reading what came after its cursor (other stations' reports on a shared database
@@ -123,8 +132,8 @@ type index struct {
 	// steps names the step numbers of stepTime; stepNo numbers the names.
 	steps  []string
 	stepNo map[string]uint16
-	// serials are each board's first and latest report ids.
-	serials map[serialID][2]string
+	// serials are each board's report ids in the order the board started them.
+	serials map[histKey][]string
 	// boards and fixtures seen, the page's choices.
 	boards, fixtureNames map[string]bool
 	// fixtures are the fixtures' golden verifications.
@@ -134,7 +143,7 @@ type index struct {
 }
 
 func newIndex(a *alarms) index {
-	return index{byID: map[string]int{}, intern: map[string]string{}, alarms: a, stepNo: map[string]uint16{}, serials: map[serialID][2]string{},
+	return index{byID: map[string]int{}, intern: map[string]string{}, alarms: a, stepNo: map[string]uint16{}, serials: map[histKey][]string{},
 		boards: map[string]bool{}, fixtureNames: map[string]bool{}, fixtures: fixtures{}}
 }
 
@@ -169,7 +178,10 @@ func (x *index) add(rec *record) (*row, bool) {
 	}
 	r := row{ID: rec.ID, Board: x.in(rec.Board), Serial: rec.Serial, MAC: rec.MAC, Verdict: x.in(rec.Verdict), Fixture: x.in(rec.Fixture),
 		Received: rec.Received, Day: dayOf(rec.Received), Seconds: rec.Seconds, Attempt: rec.Attempt, Dup: len(rec.DuplicateMAC) > 0, Marginal: len(rec.Marginal) > 0, Golden: rec.Golden,
-		TCPUp: math.NaN(), TCPDown: math.NaN()}
+		TCPUp: math.NaN(), TCPDown: math.NaN(), Started: rec.Started}
+	if r.Started.IsZero() {
+		r.Started = rec.Received
+	}
 	for _, f := range rec.Failed {
 		r.Failed = append(r.Failed, x.in(f))
 		if !boardFault(rec, f) {
@@ -232,27 +244,43 @@ func boardFault(rec *record, step string) bool {
 	return false
 }
 
-// history keeps each serial's first and latest report: the first carries the yields'
-// flags.
+// history keeps each serial's reports in the order the board started them: the first
+// carries the yields' flags (First, and FinalPass from the latest), and each its attempt
+// number, renumbered when an older attempt arrives late (a spooled FAIL after the
+// retest's PASS is attempt 1, and first-pass yield counts it).
 func (x *index) history(r *row) {
-	k := serialID{r.Board, r.Serial}
-	h, ok := x.serials[k]
-	if !ok {
-		r.First, r.FinalPass = true, r.Verdict == "PASS"
-		x.serials[k] = [2]string{r.ID, r.ID}
-		return
+	mac, err := plan.NormalizeMAC(r.MAC)
+	if err != nil {
+		mac = r.MAC
 	}
-	first, last := &x.rows[x.byID[h[0]]], &x.rows[x.byID[h[1]]]
-	if !r.Received.Before(last.Received) {
-		h[1], last = r.ID, r
+	k := histKey{r.Board, r.Serial, mac}
+	ids := x.serials[k]
+	before := func(a, b *row) bool {
+		if !a.Started.Equal(b.Started) {
+			return a.Started.Before(b.Started)
+		}
+		return a.Received.Before(b.Received)
 	}
-	if r.Received.Before(first.Received) {
-		first.First = false
-		h[0], first = r.ID, r
-		first.First = true
+	pos := len(ids)
+	for pos > 0 && before(r, &x.rows[x.byID[ids[pos-1]]]) {
+		pos--
 	}
-	first.FinalPass = last.Verdict == "PASS"
-	x.serials[k] = h
+	ids = slices.Insert(ids, pos, r.ID)
+	x.serials[k] = ids
+	last := x.rows[x.byID[ids[len(ids)-1]]].Verdict == "PASS"
+	for i, id := range ids {
+		h := &x.rows[x.byID[id]]
+		h.Attempt, h.First, h.FinalPass = i+1, i == 0, i == 0 && last
+	}
+}
+
+// attempt is a report's attempt in its serial's history as the index orders it (0:
+// not indexed).
+func (x *index) attempt(id string) int {
+	if i, ok := x.byID[id]; ok {
+		return x.rows[i].Attempt
+	}
+	return 0
 }
 
 // filterRows are the rows a query selects, oldest first, as pointers into rows: the

@@ -443,3 +443,63 @@ func TestChartSeriesBounded(t *testing.T) {
 		t.Errorf("the lines kept are not those of the most reports, or the rest is not said")
 	}
 }
+
+// TestLateAttemptOrderedByStart: a board's spooled FAIL arrives after the retest's PASS
+// (the spool's order inverted by an outage): the station orders the two by the time the
+// board started them, so the FAIL is attempt 1 and the PASS attempt 2, first-pass yield
+// 0 of 1 and final 1 of 1, in the API and after a restart.
+func TestLateAttemptOrderedByStart(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(id, verdict string, started time.Time) []byte {
+		var r plan.Report
+		json.Unmarshal(report(id, "zc702", verdict, 900), &r)
+		r.Serial, r.Started = "LATE-1", started.UTC()
+		b, _ := json.Marshal(r)
+		return b
+	}
+	t0 := time.Now().Add(-time.Hour)
+	check := func(when string, srv *Server, url string) {
+		for id, want := range map[string]float64{"first-fail": 1, "retest-pass": 2} {
+			var got map[string]any
+			_, body := get(t, url+"/api/reports/"+id)
+			if json.Unmarshal([]byte(body), &got); got["attempt"] != want {
+				t.Errorf("%s: %s is attempt %v, want %v", when, id, got["attempt"], want)
+			}
+		}
+		var list []Summary
+		_, body := get(t, url+"/api/reports")
+		json.Unmarshal([]byte(body), &list)
+		for _, x := range list {
+			if (x.ID == "first-fail") != (x.Attempt == 1) {
+				t.Errorf("%s: the list says %s is attempt %d", when, x.ID, x.Attempt)
+			}
+		}
+		srv.idx.mu.RLock()
+		y := yields(filterRows(srv.idx.rows, map[string]string{}))
+		srv.idx.mu.RUnlock()
+		if len(y) != 1 || y[0].Tested != 1 || y[0].Passed != 0 || y[0].FinalPassed != 1 {
+			t.Errorf("%s: yields %+v, want first pass 0 of 1, final 1 of 1", when, y)
+		}
+	}
+	for round, when := range []string{"as posted", "after a restart"} {
+		st, err := OpenBolt(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := NewServer(st, log.New(io.Discard, "", 0), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(srv)
+		if round == 0 {
+			for _, b := range [][]byte{mk("retest-pass", "PASS", t0.Add(10*time.Minute)), mk("first-fail", "FAIL", t0)} {
+				if code, msg := post(t, hs.URL, b); code != 201 {
+					t.Fatalf("post: %d %s", code, msg)
+				}
+			}
+		}
+		check(when, srv, hs.URL)
+		hs.Close()
+		st.Close()
+	}
+}

@@ -485,7 +485,21 @@ func (s *Server) filtered(w http.ResponseWriter, req *http.Request) ([]Summary, 
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return nil, false
 	}
+	for i := range list {
+		list[i].Attempt = s.attemptOf(list[i].ID, list[i].Attempt)
+	}
 	return list, true
+}
+
+// attemptOf is a report's attempt as the index orders its serial's history (by the
+// time the board started each run), else stored, the order they arrived in.
+func (s *Server) attemptOf(id string, stored int) int {
+	s.idx.mu.RLock()
+	defer s.idx.mu.RUnlock()
+	if a := s.idx.attempt(id); a > 0 {
+		return a
+	}
+	return max(stored, 1)
 }
 
 func (s *Server) listReports(w http.ResponseWriter, req *http.Request) {
@@ -547,7 +561,7 @@ func (s *Server) annotated(id string, body []byte) []byte {
 		return body
 	}
 	rec := recs[0]
-	add := map[string]any{"attempt": max(rec.Attempt, 1), "received": rec.Received}
+	add := map[string]any{"attempt": s.attemptOf(id, rec.Attempt), "received": rec.Received}
 	if rec.StationVersion != "" {
 		add["station_version"] = rec.StationVersion
 	}

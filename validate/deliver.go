@@ -39,7 +39,7 @@ func (r *run) flushSpool(ctx context.Context, up *Uploader) {
 	}
 	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if n, refused, err := up.Flush(fctx); n > 0 || len(refused) > 0 || err != nil {
+	if n, refused, err := up.Flush(fctx, ""); n > 0 || len(refused) > 0 || err != nil {
 		suffix := ""
 		if len(refused) > 0 {
 			suffix = fmt.Sprintf("; %d refused for good (%s), moved to %s", len(refused), strings.Join(refused, ", "), filepath.Join(up.SpoolDir, "refused"))
@@ -105,6 +105,11 @@ func (r *run) finish(ctx context.Context, rep *plan.Report, up *Uploader) (*Resu
 // report is spooled and re-sent after it.
 func (r *run) offer(ctx context.Context, rep *plan.Report, up *Uploader, body []byte) (delivered, refused bool, out []byte) {
 	if up.URL == "" {
+		return false, false, body
+	}
+	// Older spooled reports first, so a board's history reaches the station in order:
+	// while they cannot go, this one waits behind them in the spool (Deliver).
+	if _, _, err := up.Flush(ctx, ""); err != nil {
 		return false, false, body
 	}
 	final, err := up.post(ctx, body)

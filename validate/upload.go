@@ -264,7 +264,15 @@ func (u *Uploader) Deliver(ctx context.Context, id string, body []byte) error {
 	backoff := time.Second
 	printed := err != nil
 	for attempt := 1; ; attempt++ {
-		final, perr := u.post(ctx, body)
+		// The older spooled reports go first, each attempt: a board's history reaches the
+		// station in the order it was made (a retest's PASS stored before the FAIL it
+		// retests would be its first pass).
+		final, perr := false, error(nil)
+		if _, _, ferr := u.Flush(ctx, p); ferr != nil {
+			perr = fmt.Errorf("older spooled reports go first: %w", ferr)
+		} else {
+			final, perr = u.post(ctx, body)
+		}
 		if perr == nil {
 			if p != "" {
 				os.Remove(p)
@@ -303,8 +311,9 @@ func (u *Uploader) print(id string, body []byte) {
 // station took and the ids of those it refused for good, which move to the spool's
 // refused/ folder with the station's reason beside them, so one report the station will
 // never take does not hold back the ones after it. A station that cannot be reached
-// leaves the rest spooled (err).
-func (u *Uploader) Flush(ctx context.Context) (delivered int, refused []string, err error) {
+// leaves the rest spooled (err). skip is a spooled report left out (the one being
+// delivered, which goes after them).
+func (u *Uploader) Flush(ctx context.Context, skip string) (delivered int, refused []string, err error) {
 	ents, err := os.ReadDir(u.SpoolDir)
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -318,7 +327,7 @@ func (u *Uploader) Flush(ctx context.Context) (delivered int, refused []string, 
 	}
 	var items []item
 	for _, e := range ents {
-		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") || filepath.Join(u.SpoolDir, e.Name()) == skip {
 			continue
 		}
 		if fi, err := e.Info(); err == nil {

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -351,7 +353,7 @@ func TestUploaderSpool(t *testing.T) {
 		t.Errorf("unreachable: %v", err)
 	}
 	got.Store("")
-	if n, refused, err := u.Flush(context.Background()); n != 1 || err != nil || got.Load() != string(body) || len(refused) != 1 || refused[0] != "older" {
+	if n, refused, err := u.Flush(context.Background(), ""); n != 1 || err != nil || got.Load() != string(body) || len(refused) != 1 || refused[0] != "older" {
 		t.Errorf("Flush: %d %v %v", n, refused, err)
 	}
 	if ents, _ := os.ReadDir(u.SpoolDir); len(ents) != 1 || ents[0].Name() != "refused" {
@@ -524,5 +526,46 @@ func TestRunnerRetry(t *testing.T) {
 	}
 	if _, err := Parse([]byte(goodPlan+"  - id: x\n    type: link\n    retry: 11\n"), "p.yaml"); err == nil || !strings.Contains(err.Error(), "retry: \"11\": want how many times a failed step runs again, 0..10") {
 		t.Errorf("retry 11: %v", err)
+	}
+}
+
+// TestDeliverOldestFirst: a board whose station was away sends its spooled reports,
+// oldest first, before the new one, also when the station's first answer is a failure
+// (before, the new report went first and a retest's PASS was stored as attempt 1).
+func TestDeliverOldestFirst(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	calls := 0
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		if calls++; calls == 1 {
+			http.Error(w, "restarting", http.StatusServiceUnavailable)
+			return
+		}
+		var rep struct{ ID string }
+		json.Unmarshal(b, &rep)
+		got = append(got, rep.ID)
+		w.WriteHeader(http.StatusCreated)
+	}))
+	defer hs.Close()
+	u := &Uploader{URL: hs.URL, SpoolDir: t.TempDir(), Window: 20 * time.Second}
+	for i, id := range []string{"run1", "run2"} {
+		p := filepath.Join(u.SpoolDir, id+".json")
+		os.WriteFile(p, []byte(`{"id":"`+id+`"}`), 0o644)
+		at := time.Now().Add(time.Duration(i-10) * time.Minute)
+		os.Chtimes(p, at, at)
+	}
+	if err := u.Deliver(context.Background(), "run3", []byte(`{"id":"run3"}`)); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(got, " ") != "run1 run2 run3" {
+		t.Errorf("the station got %v, want run1 run2 run3", got)
+	}
+	if ents, _ := os.ReadDir(u.SpoolDir); len(ents) != 0 {
+		t.Errorf("left in the spool: %v", ents)
 	}
 }
