@@ -67,7 +67,7 @@ table.small{width:auto}
 </style></head><body>
 <h1>linerate station</h1>
 {{range .Alarms}}<div class="alarm" id="alarm-{{.ID}}"><b>ALARM</b> {{.Text}} (since {{when .Raised}})
-<form method="post" action="/api/alarms/{{.ID}}/ack"><button type="submit">acknowledge</button></form>{{if $.Tokens}} with a token: <code>curl -X POST -H 'Authorization: Bearer TOKEN' {{$.Base}}/api/alarms/{{.ID}}/ack</code>{{end}}</div>
+<form method="post" action="/api/alarms/{{.ID}}/ack"><input type="hidden" name="csrf" value="{{$.CSRF}}"><button type="submit">acknowledge</button></form>{{if $.Tokens}} with a token: <code>curl -X POST -H 'Authorization: Bearer TOKEN' {{$.Base}}/api/alarms/{{.ID}}/ack</code>{{end}}</div>
 {{end}}
 {{if .FixtureStates}}<h2>Fixtures</h2><table class="small" id="fixtures"><tr><th>fixture</th><th>verified</th><th>last golden board</th><th class="n">boards since</th></tr>
 {{range .FixtureStates}}<tr><td>{{.Fixture}}</td><td>{{if .Verified}}<span class="PASS">yes</span>{{else}}<span class="FAIL" title="{{.Why}}">no</span> {{.Why}}{{end}}</td><td>{{if .GoldenSerial}}{{.GoldenSerial}}, {{when .LastGolden}}{{else}}-{{end}}</td><td class="n">{{.Since}}</td></tr>{{end}}</table>{{end}}
@@ -510,13 +510,13 @@ func (s *Server) page(w http.ResponseWriter, req *http.Request) {
 			qs.Set(k, v)
 		}
 	}
-	nonce := newNonce()
+	nonce, csrf := newNonce(), s.formToken(s.session(w, req))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-"+nonce+"'; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 	err = pageTmpl.Execute(w, map[string]any{"Rows": shown, "Selected": selected, "Total": total, "Pass": pass, "Fail": selected - pass,
 		"Boards": boardNames, "Fixtures": fixtureNames,
 		"Q": q, "QS": qs.Encode(), "More": min(selected, 10*pageRows), "Alarms": alarms, "Tokens": s.write != nil, "Base": "http://" + req.Host,
-		"Nonce": nonce, "Live": s.live.list(time.Now()), "FixtureStates": t.fixtures, "Capability": t.capability, "Chart": svg, "Yield": ys, "PortYield": pys, "Pareto": par, "Pace": boards, "Steps": steps, "Hours": hrs, "HourChart": hourChart(hrs)})
+		"Nonce": nonce, "CSRF": csrf, "Live": s.live.list(time.Now()), "FixtureStates": t.fixtures, "Capability": t.capability, "Chart": svg, "Yield": ys, "PortYield": pys, "Pareto": par, "Pace": boards, "Steps": steps, "Hours": hrs, "HourChart": hourChart(hrs)})
 	if err != nil {
 		s.log.Printf("page: %v", err)
 	}

@@ -3,6 +3,7 @@ package station
 import (
 	"bytes"
 	"cmp"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,6 +44,8 @@ type Server struct {
 	started time.Time
 	// write and read are the tokens POST and the other requests need (nil: none).
 	write, read *Tokens
+	// formKey signs the page's form tokens (guard.go), drawn at start.
+	formKey [32]byte
 	// labels bounds the metrics' label values: the boards and step ids come from the
 	// reports, so past MaxLabels of each the rest count as "other".
 	mu     sync.Mutex
@@ -139,6 +142,7 @@ func NewServer(store Store, logger *log.Logger, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.idx = newIndex(newAlarms(opts.FixtureAlarm, acks))
+	rand.Read(s.formKey[:])
 	s.idx.pop.n = opts.Population
 	// The index starts from the summary records, not the whole reports: a restart with
 	// thousands of reports reads kilobytes each, not their show and doctor.
@@ -249,10 +253,18 @@ func (s *Server) firstSeen(key string) bool {
 // answers 401 itself, logged among the refusals (rate-limited: unauthenticated posts
 // cost nothing to send).
 func (s *Server) poster(w http.ResponseWriter, req *http.Request) (string, bool) {
-	if s.write == nil {
+	if !s.guard(w, req, req.URL.Path == "/api/reports" || req.URL.Path == "/api/live") {
+		return "", false
+	}
+	if s.write == nil && s.read == nil {
 		return req.RemoteAddr, true
 	}
-	name := s.write.Who(req)
+	name := ""
+	if s.write != nil {
+		name = s.write.Who(req)
+	} else {
+		name = s.read.Who(req) // a station with read tokens only: no anonymous writes
+	}
 	if name == "" {
 		if req.URL.Path == "/api/reports" {
 			s.refused.report("no-token", req.RemoteAddr, "", "", errors.New("no valid write token"))
@@ -664,6 +676,11 @@ func (s *Server) getFixtures(w http.ResponseWriter, req *http.Request) {
 func (s *Server) ackAlarm(w http.ResponseWriter, req *http.Request) {
 	who, ok := s.poster(w, req)
 	if !ok {
+		return
+	}
+	if fromBrowser(req) && req.Header.Get("Authorization") == "" && !s.formTokenOK(req) {
+		s.refuseWrite(req, "no-form-token", "a browser's acknowledgement without the page's form token")
+		http.Error(w, "acknowledge from the station's page (its form token is missing or not this session's), or with a token", http.StatusForbidden)
 		return
 	}
 	id := req.PathValue("id")
