@@ -293,7 +293,7 @@ func TestStationLine(t *testing.T) {
 		t.Fatalf("alarms: %s", body)
 	}
 	_, page := get(t, hs.URL+"/")
-	for _, want := range []string{`<div class="alarm" id="alarm-` + alarms[0].ID, "fixture st0 suspect", `<tr class="dup"`, "(duplicate)", `<option>st0</option>`, "Bearer TOKEN"} {
+	for _, want := range []string{`<div class="alarm" id="alarm-` + alarms[0].ID, "fixture st0 suspect", `<tr class="dup"`, "(duplicate)", `<option value="st0">`, "Bearer TOKEN"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}

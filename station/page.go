@@ -29,6 +29,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"when":  func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
 	"join":  func(s []string) string { return strings.Join(s, ", ") },
 	"sel":   func(a, b string) bool { return a == b },
+	"more":  moreLink,
 	"num":   trim,
 	"secs":  func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + "\u00a0s" },
 	"pct":   func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + "\u00a0%" },
@@ -70,17 +71,17 @@ table.small{width:auto}
 <form method="post" action="/api/alarms/{{.ID}}/ack"><input type="hidden" name="csrf" value="{{$.CSRF}}"><button type="submit">acknowledge</button></form>{{if $.Tokens}} with a token: <code>curl -X POST -H 'Authorization: Bearer TOKEN' {{$.Base}}/api/alarms/{{.ID}}/ack</code>{{end}}</div>
 {{end}}
 {{if .FixtureStates}}<h2>Fixtures</h2><table class="small" id="fixtures"><tr><th>fixture</th><th>verified</th><th>last golden board</th><th class="n">boards since</th></tr>
-{{range .FixtureStates}}<tr><td>{{.Fixture}}</td><td>{{if .Verified}}<span class="PASS">yes</span>{{else}}<span class="FAIL" title="{{.Why}}">no</span> {{.Why}}{{end}}</td><td>{{if .GoldenSerial}}{{.GoldenSerial}}, {{when .LastGolden}}{{else}}-{{end}}</td><td class="n">{{.Since}}</td></tr>{{end}}</table>{{end}}
+{{range .FixtureStates}}<tr><td>{{.Fixture}}</td><td>{{if .Verified}}<span class="PASS">yes</span>{{else}}<span class="FAIL" title="{{.Why}}">no</span> {{.Why}}{{end}}</td><td>{{if .GoldenSerial}}{{.GoldenSerial}}, {{when .LastGolden}}{{else}}-{{end}}</td><td class="n">{{.Since}}</td></tr>{{end}}</table>{{more "fixtures" $.MoreRows $.QS}}{{end}}
 <div class="sub"><span class="count" id="count">{{len .Rows}}</span> of {{.Selected}} reports shown ({{.Total}} stored){{if .Selected}}: {{.Pass}} PASS, {{.Fail}} FAIL{{end}}</div>
 <h2>Boards in test</h2>
 <table class="small" id="live"><thead><tr><th>board</th><th>serial</th><th>MAC</th><th>fixture</th><th>step</th><th class="n">elapsed</th><th>state</th></tr></thead><tbody>
 {{range .Live}}<tr><td>{{.Board}}</td><td>{{.Serial}}</td><td>{{.MAC}}</td><td>{{.Fixture}}</td><td>{{.Index}}/{{.Steps}} {{.Step}}</td><td class="n">{{secs .Elapsed}}</td><td><span class="{{.State}}">{{.State}}</span></td></tr>
 {{else}}<tr><td colspan="7">none</td></tr>{{end}}
-</tbody></table>
+</tbody></table>{{more "live" $.MoreRows $.QS}}
 <form class="filters" method="get" action="/">
-<label>board <select name="board"><option value="">all</option>{{range .Boards}}<option{{if sel . $.Q.board}} selected{{end}}>{{.}}</option>{{end}}</select></label>
+<label>board <input name="board" list="boards" value="{{.Q.board}}" size="12" placeholder="all" autocomplete="off"></label><datalist id="boards">{{range .Boards}}<option value="{{.}}">{{end}}</datalist>
 <label>verdict <select name="verdict"><option value="">all</option><option{{if sel "PASS" $.Q.verdict}} selected{{end}}>PASS</option><option{{if sel "FAIL" $.Q.verdict}} selected{{end}}>FAIL</option></select></label>
-<label>fixture <select name="fixture"><option value="">all</option>{{range .Fixtures}}<option{{if sel . $.Q.fixture}} selected{{end}}>{{.}}</option>{{end}}</select></label>
+<label>fixture <input name="fixture" list="fixtures" value="{{.Q.fixture}}" size="10" placeholder="all" autocomplete="off"></label><datalist id="fixtures">{{range .Fixtures}}<option value="{{.}}">{{end}}</datalist>
 <label>serial, MAC or id <input name="q" id="q" value="{{.Q.q}}" autocomplete="off"></label>
 <label><input type="checkbox" name="duplicate" value="1"{{if .Q.duplicate}} checked{{end}}>duplicate MACs</label>
 <label><input type="checkbox" name="retest" value="1"{{if .Q.retest}} checked{{end}}>retests</label>
@@ -100,19 +101,19 @@ table.small{width:auto}
 <div class="chart">{{.Chart}}</div>
 <div class="views">
 <div><h2>Yield</h2>{{if .Yield}}<table class="small"><tr><th>day</th><th>board</th><th class="n">first tested</th><th class="n">passed first time</th><th class="n">first-pass yield</th><th class="n">marginal</th><th class="n">final yield</th></tr>
-{{range .Yield}}<tr><td class="nw">{{.Day}}</td><td>{{.Board}}</td><td class="n">{{.Tested}}</td><td class="n">{{.Passed}}</td><td class="n">{{pct .Pct}}</td><td class="n">{{.Marginal}}</td><td class="n">{{pct .FinalPct}}</td></tr>{{end}}</table>{{else}}<p>No reports.</p>{{end}}</div>
+{{range .Yield}}<tr><td class="nw">{{.Day}}</td><td>{{.Board}}</td><td class="n">{{.Tested}}</td><td class="n">{{.Passed}}</td><td class="n">{{pct .Pct}}</td><td class="n">{{.Marginal}}</td><td class="n">{{pct .FinalPct}}</td></tr>{{end}}</table>{{more "yield" $.MoreRows $.QS}}{{else}}<p>No reports.</p>{{end}}</div>
 {{if .PortYield}}<div><h2>Per-port yield</h2><table class="small"><tr><th>board</th><th>port</th><th class="n">boards</th><th class="n">passed first time</th><th class="n">yield</th></tr>
-{{range .PortYield}}<tr><td>{{.Board}}</td><td>{{.Port}}</td><td class="n">{{.Tested}}</td><td class="n">{{.Passed}}</td><td class="n">{{pct .Pct}}</td></tr>{{end}}</table></div>{{end}}
+{{range .PortYield}}<tr><td>{{.Board}}</td><td>{{.Port}}</td><td class="n">{{.Tested}}</td><td class="n">{{.Passed}}</td><td class="n">{{pct .Pct}}</td></tr>{{end}}</table>{{more "port-yield" $.MoreRows $.QS}}</div>{{end}}
 <div><h2>Failing steps (Pareto)</h2>{{if .Pareto}}<table class="small"><tr><th>failing step</th><th class="n">failures</th><th></th><th class="n">cumulative</th></tr>
-{{range .Pareto}}<tr><td>{{.Step}}</td><td class="n">{{.Count}}</td><td><svg width="160" height="12"><rect width="{{.Bar}}" height="12" fill="#c62828"/></svg></td><td class="n">{{pct .CumulativePct}}</td></tr>{{end}}</table>{{else}}<p>No failed steps.</p>{{end}}</div>
+{{range .Pareto}}<tr><td>{{.Step}}</td><td class="n">{{.Count}}</td><td><svg width="160" height="12"><rect width="{{.Bar}}" height="12" fill="#c62828"/></svg></td><td class="n">{{pct .CumulativePct}}</td></tr>{{end}}</table>{{more "pareto" $.MoreRows $.QS}}{{else}}<p>No failed steps.</p>{{end}}</div>
 <div><h2>Pace</h2><table class="small"><tr><th>board</th><th class="n">reports</th><th class="n">median test time</th><th class="n">p90</th></tr>
-{{range .Pace}}<tr><td>{{.Board}}</td><td class="n">{{.Reports}}</td><td class="n">{{secs .Median}}</td><td class="n">{{secs .P90}}</td></tr>{{end}}</table>
+{{range .Pace}}<tr><td>{{.Board}}</td><td class="n">{{.Reports}}</td><td class="n">{{secs .Median}}</td><td class="n">{{secs .P90}}</td></tr>{{end}}</table>{{more "pace" $.MoreRows $.QS}}
 <p>Today ({{.Hours.Day}}): {{.Hours.Reports}} reports, {{num .Hours.PerHour}} an hour.</p>{{.HourChart}}</div>
 <div><h2>Time per step</h2><table class="small"><tr><th>step</th><th class="n">runs</th><th class="n">median</th><th class="n">p90</th></tr>
-{{range .Steps}}<tr><td>{{.Step}}</td><td class="n">{{.Runs}}</td><td class="n">{{secs .Median}}</td><td class="n">{{secs .P90}}</td></tr>{{end}}</table></div>
+{{range .Steps}}<tr><td>{{.Step}}</td><td class="n">{{.Runs}}</td><td class="n">{{secs .Median}}</td><td class="n">{{secs .P90}}</td></tr>{{end}}</table>{{more "steps" $.MoreRows $.QS}}</div>
 </div>
 {{if .Capability}}<h2>Capability</h2><table class="small" id="capability"><tr><th>board</th><th>measurement</th><th class="n">boards</th><th class="n">median</th><th class="n">robust &sigma;</th><th class="n">p1..p99</th><th>plan's limit</th><th class="n">Cpk</th><th>population's limits</th></tr>
-{{range .Capability}}<tr><td>{{.Board}}</td><td>{{.Measurement}}</td><td class="n">{{.N}}</td><td class="n">{{num .Median}}&nbsp;{{.Unit}}</td><td class="n">{{num .RobustSigma}}</td><td class="n">{{num .P1}}..{{num .P99}}</td><td>{{limit .Low .High}}</td><td class="n">{{with .Cpk}}{{printf "%.2f" .}}{{else}}-{{end}}</td><td>{{if .DPATLow}}{{limit .DPATLow .DPATHigh}}{{else}}after {{.N}} of 30 boards{{end}}</td></tr>{{end}}</table>{{end}}
+{{range .Capability}}<tr><td>{{.Board}}</td><td>{{.Measurement}}</td><td class="n">{{.N}}</td><td class="n">{{num .Median}}&nbsp;{{.Unit}}</td><td class="n">{{num .RobustSigma}}</td><td class="n">{{num .P1}}..{{num .P99}}</td><td>{{limit .Low .High}}</td><td class="n">{{with .Cpk}}{{printf "%.2f" .}}{{else}}-{{end}}</td><td>{{if .DPATLow}}{{limit .DPATLow .DPATHigh}}{{else}}after {{.N}} of 30 boards{{end}}</td></tr>{{end}}</table>{{more "capability" $.MoreRows $.QS}}{{end}}
 <table id="reports"><thead><tr><th>received</th><th>board</th><th>serial</th><th>MAC</th><th class="n">attempt</th><th>fixture</th><th>verdict</th><th>failed steps</th><th>key figures</th><th class="n">time</th><th>reports</th></tr></thead><tbody>
 {{range .Rows}}<tr{{if .DuplicateMAC}} class="dup"{{end}} data-text="{{.Serial}} {{.MAC}} {{.ID}} {{.Board}} {{.Fixture}}"><td class="nw">{{when .Received}}</td><td>{{.Board}}</td><td>{{.Serial}}</td><td class="mac"{{if .DuplicateMAC}} title="{{dupOf .DuplicateMAC}}"{{end}}>{{.MAC}}{{if .DuplicateMAC}} (duplicate){{end}}</td><td class="n">{{.Attempt}}</td><td>{{.Fixture}}</td><td><span class="{{.Verdict}}">{{.Verdict}}</span>{{if .Marginal}} <span class="marginal" title="{{join .Marginal}}">marginal</span>{{end}}{{range .Flags}} <span class="flag" title="{{.Text}}">{{.Kind}}</span>{{end}}{{range .Ports}} <span class="nw">{{.Interface}}&nbsp;<span class="{{.Verdict}}">{{.Verdict}}</span></span>{{end}}</td><td>{{join .Failed}}</td><td class="figs">{{range figs .Figures}}<span>{{.}}</span> {{end}}</td><td class="n">{{secs .Seconds}}</td><td class="nw"><a href="/reports/{{.ID}}">report</a> <a href="/api/reports/{{.ID}}">JSON</a> <a href="/api/reports/{{.ID}}/junit.xml">JUnit</a>{{$id := .ID}}{{range .Sweeps}} <a href="/api/reports/{{$id}}/sweep/{{.}}.svg">{{.}} chart</a>{{end}}</td></tr>
 {{else}}<tr><td colspan="11">no reports{{if .Total}} match the filter{{end}}</td></tr>{{end}}
@@ -442,6 +443,8 @@ type pageTables struct {
 	alarms                   []Alarm
 	fixtures                 []fixtureState // with golden boards: their verifications
 	capability               []Capability
+	// more are how many rows each table has past those shown (/api/tables/NAME).
+	more map[string]int
 }
 
 // paretoBar is a row of the failures' Pareto with its bar's length.
@@ -462,24 +465,47 @@ func (s *Server) tables(rows []*row, total, limit int) pageTables {
 			t.pass++
 		}
 	}
-	par := pareto(rows)
-	for _, p := range par[:min(len(par), 15)] {
+	t.more = map[string]int{}
+	par, more := cut(pareto(rows), tableRows["pareto"])
+	t.more["pareto"] = more
+	for _, p := range par {
 		t.pareto = append(t.pareto, paretoBar{p, 160 * float64(p.Count) / float64(max(par[0].Count, 1))})
 	}
-	t.yields, t.portYields = yields(rows), portYields(rows)
-	if len(t.yields) > 30 {
-		t.yields = t.yields[:30]
-	}
-	t.boards, t.steps = paces(rows, s.idx.steps)
+	t.yields, t.more["yield"] = cut(yields(rows), tableRows["yield"])
+	t.portYields, t.more["port-yield"] = cut(portYields(rows), tableRows["port-yield"])
+	boards, steps := paces(rows, s.idx.steps)
+	t.boards, t.more["pace"] = cut(boards, tableRows["pace"])
+	t.steps, t.more["steps"] = cut(steps, tableRows["steps"])
 	t.hours = hours(rows, time.Now())
 	t.chart = chart(rows)
-	t.boardNames, t.fixtureNames = sortedKeys(s.idx.boards), sortedKeys(s.idx.fixtureNames)
+	t.boardNames, t.fixtureNames = choices(s.idx.boards), choices(s.idx.fixtureNames)
 	t.alarms = s.idx.alarms.list()
 	if s.opts.Golden != nil {
-		t.fixtures = s.fixtureList(time.Now())
+		t.fixtures, t.more["fixtures"] = cut(s.fixtureList(time.Now()), tableRows["fixtures"])
 	}
-	t.capability = s.idx.pop.capabilities("", s.opts.Sigmas)
+	t.capability, t.more["capability"] = cut(s.idx.pop.capabilities("", s.opts.Sigmas), tableRows["capability"])
 	return t
+}
+
+// moreLink says how many rows a table has past those shown, with the link to all of
+// them under the page's filters ("": none).
+func moreLink(name string, more map[string]int, qs template.URL) template.HTML {
+	n := more[name]
+	if n == 0 {
+		return ""
+	}
+	u := "/api/tables/" + name + "?" + string(qs)
+	if name == "live" {
+		u = "/api/live"
+	}
+	return template.HTML(fmt.Sprintf(`<p class="sub">%d more: <a href="%s">all of them</a> (JSON, paged with offset and limit)</p>`, n, template.HTMLEscapeString(u)))
+}
+
+// choices are a filter's suggestions: the first maxChoices names in order (the search
+// box takes any other).
+func choices(names map[string]bool) []string {
+	out, _ := cut(sortedKeys(names), maxChoices)
+	return out
 }
 
 func (s *Server) page(w http.ResponseWriter, req *http.Request) {
@@ -510,13 +536,15 @@ func (s *Server) page(w http.ResponseWriter, req *http.Request) {
 			qs.Set(k, v)
 		}
 	}
+	live, liveMore := cut(s.live.list(time.Now()), tableRows["live"])
+	t.more["live"] = liveMore
 	nonce, csrf := newNonce(), s.formToken(s.session(w, req))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-"+nonce+"'; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 	err = pageTmpl.Execute(w, map[string]any{"Rows": shown, "Selected": selected, "Total": total, "Pass": pass, "Fail": selected - pass,
 		"Boards": boardNames, "Fixtures": fixtureNames,
-		"Q": q, "QS": qs.Encode(), "More": min(selected, 10*pageRows), "Alarms": alarms, "Tokens": s.write != nil, "Base": "http://" + req.Host,
-		"Nonce": nonce, "CSRF": csrf, "Live": s.live.list(time.Now()), "FixtureStates": t.fixtures, "Capability": t.capability, "Chart": svg, "Yield": ys, "PortYield": pys, "Pareto": par, "Pace": boards, "Steps": steps, "Hours": hrs, "HourChart": hourChart(hrs)})
+		"Q": q, "QS": template.URL(qs.Encode()), "MoreRows": t.more, "More": min(selected, 10*pageRows), "Alarms": alarms, "Tokens": s.write != nil, "Base": "http://" + req.Host,
+		"Nonce": nonce, "CSRF": csrf, "Live": live, "FixtureStates": t.fixtures, "Capability": t.capability, "Chart": svg, "Yield": ys, "PortYield": pys, "Pareto": par, "Pace": boards, "Steps": steps, "Hours": hrs, "HourChart": hourChart(hrs)})
 	if err != nil {
 		s.log.Printf("page: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -155,6 +156,7 @@ func NewServer(store Store, logger *log.Logger, opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/reports/{id}/junit.xml", s.getJUnit)
 	s.mux.HandleFunc("GET /api/reports/{id}/sweep/{step}", s.getSweepChart)
 	s.mux.HandleFunc("GET /api/reports.csv", s.reportsCSV)
+	s.mux.HandleFunc("GET /api/tables/{name}", s.getTable)
 	s.mux.HandleFunc("POST /api/live", s.postLive)
 	s.mux.HandleFunc("GET /api/live", s.getLive)
 	s.mux.HandleFunc("GET /api/boots", s.getBoots)
@@ -481,8 +483,20 @@ func query(req *http.Request) map[string]string {
 // filtered is the summaries of the stored reports the request's query selects, oldest
 // first, read from the store; it answers 500 itself.
 func (s *Server) filtered(w http.ResponseWriter, req *http.Request) ([]Summary, bool) {
+	list, _, ok := s.filteredPage(w, req, 0, -1)
+	return list, ok
+}
+
+// filteredPage is filtered's rows from offset, at most limit of them (-1: all), and how
+// many the query selects.
+func (s *Server) filteredPage(w http.ResponseWriter, req *http.Request, offset, limit int) ([]Summary, int, bool) {
 	var ids []string
+	total := 0
 	err := s.withView(query(req), func(rows []*row, _ int) {
+		total = len(rows)
+		if limit >= 0 {
+			rows = window(rows, offset, limit)
+		}
 		ids = make([]string, len(rows))
 		for i, x := range rows {
 			ids[i] = x.ID
@@ -490,17 +504,17 @@ func (s *Server) filtered(w http.ResponseWriter, req *http.Request) ([]Summary, 
 	})
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return nil, false
+		return nil, 0, false
 	}
 	list, err := summaries(s.store.summaries(ids))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return nil, false
+		return nil, 0, false
 	}
 	for i := range list {
 		list[i].Attempt = s.attemptOf(list[i].ID, list[i].Attempt)
 	}
-	return list, true
+	return list, total, true
 }
 
 // attemptOf is a report's attempt as the index orders its serial's history (by the
@@ -514,14 +528,25 @@ func (s *Server) attemptOf(id string, stored int) int {
 	return max(stored, 1)
 }
 
+// listReports lists the reports the query selects, oldest first; ?offset=&limit= (at
+// most 1,000) pages the list, and X-Total-Count says how many it selects.
 func (s *Server) listReports(w http.ResponseWriter, req *http.Request) {
-	list, ok := s.filtered(w, req)
+	offset, limit, ok := pageOf(req, -1)
+	if !ok {
+		http.Error(w, "offset and limit: want whole numbers (limit 1..1000)", http.StatusBadRequest)
+		return
+	}
+	if offset > 0 && limit < 0 {
+		limit = maxTablePage
+	}
+	list, total, ok := s.filteredPage(w, req, offset, limit)
 	if !ok {
 		return
 	}
 	if list == nil {
 		list = []Summary{}
 	}
+	w.Header().Set("X-Total-Count", strconv.Itoa(total))
 	writeJSON(w, list)
 }
 
