@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"unicode/utf8"
 
 	"github.com/zynqnet/linerate/internal/badinput"
 	"github.com/zynqnet/linerate/internal/cli"
@@ -26,11 +27,19 @@ func PolicyFlags(fs *flag.FlagSet, o *Options) func() error {
 	goldenPolicy := cli.Choice(fs, "golden-policy", "flag", "a report from a fixture not verified by a golden board: flag it, or reject it (409: the board's run fails)", "flag", "reject")
 	fs.IntVar(&o.Population, "population", DefaultPopulation, "each measurement's population: the last `N` passing boards of a type")
 	fs.Float64Var(&o.Sigmas, "sigmas", DefaultSigmas, "the population's limits: median +- `K` robust sigma (AEC-Q001's part average testing)")
+	fs.StringVar(&o.Line, "line", "", "the line's `NAME`, the page's header")
+	fs.Float64Var(&o.Target, "target", 0, "the tests an hour the line should reach (`N`): a tile against it and the hour chart's target line")
 	outlierPolicy := cli.Choice(fs, "outlier-policy", "flag", "a passing board outside its population's limits: flag it (marginal, with the reason), or fail it (409: the board's run fails)", "flag", "fail")
 	return func() error {
 		o.MACPolicy, _ = ParseMACPolicy(*macPolicy)
 		o.GoldenPolicy, _ = ParsePolicy(*goldenPolicy)
 		o.OutlierPolicy, _ = ParsePolicy(*outlierPolicy)
+		if len(o.Line) > 64 || !utf8.ValidString(o.Line) || !plain(o.Line) {
+			return badinput.Errorf("--line %q: want at most 64 characters of text, no control characters", o.Line)
+		}
+		if !(o.Target >= 0 && o.Target <= 100_000) {
+			return badinput.Errorf("--target %g: want 0..100000 tests an hour", o.Target)
+		}
 		if o.Population < MinPopulation || o.Population > 1_000_000 || !(o.Sigmas >= 1 && o.Sigmas <= 20) {
 			return badinput.Errorf("--population %d --sigmas %g: want %d..1000000 boards and 1..20 sigma", o.Population, o.Sigmas, MinPopulation)
 		}

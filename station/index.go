@@ -25,6 +25,7 @@ type row struct {
 	Seconds               float64
 	Attempt               int
 	Dup, Marginal, Golden bool
+	Repair                bool // flagged for repair (--max-attempts)
 	// FixtureFailed are the failed steps a fixture could have failed: not the board's
 	// own faults (identity, the PHY, a duplicate MAC the station refused).
 	FixtureFailed  []string
@@ -182,6 +183,7 @@ func (x *index) add(rec *record) (*row, bool) {
 	if r.Started.IsZero() {
 		r.Started = rec.Received
 	}
+	r.Repair = slices.ContainsFunc(rec.Flags, func(f ReportFlag) bool { return f.Kind == FlagRepair })
 	for _, f := range rec.Failed {
 		r.Failed = append(r.Failed, x.in(f))
 		if !boardFault(rec, f) {

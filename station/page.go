@@ -19,10 +19,10 @@ import (
 // to every table), the throughput chart, yields, Pareto, pace, and the reports.
 
 var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
-	"figs": func(f map[string]float64) []string {
-		var parts []string
+	"figs": func(f map[string]float64) []figure {
+		var parts []figure
 		for _, k := range sortedKeys(f) {
-			parts = append(parts, figureText(k, f[k]))
+			parts = append(parts, figureOf(k, f[k]))
 		}
 		return parts
 	},
@@ -36,7 +36,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"dupOf": dupText,
 	"limit": limitText,
 }).Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>linerate station</title>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="60"><title>{{with .Line}}{{.}} - {{end}}linerate station</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 h1{font-size:1.4em;margin:0 0 .3em}
@@ -64,20 +64,45 @@ form.filters *{margin-right:.6em}
 h2{font-size:1.05em;margin:.8em 0 .3em}
 .views{display:flex;gap:3em;flex-wrap:wrap;margin-bottom:1em}
 table.small{width:auto}
-.figs span{white-space:nowrap;margin-right:.8em}
+.figs{display:grid;grid-template-columns:max-content max-content;column-gap:.6em;font-size:.9em}
+.figs .v{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+td.serial{max-width:11em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.tiles{display:flex;gap:1em;flex-wrap:wrap;margin:.4em 0 .8em}
+.tile{background:#e8eaf6;border-radius:6px;padding:.5em 1.1em;min-width:10em}
+.tile .v{font-size:1.9em;font-weight:bold}
+.tile .l{color:#444;font-size:.9em}
+.tile .s{color:#555;font-size:.8em}
+.tile.low{background:#ef6c00;color:#fff}
+.tile.red{background:#c62828;color:#fff}
+.tile.low .l,.tile.low .s,.tile.red .l,.tile.red .s{color:#fff}
+.banner a{color:#fff}
+.top{display:flex;gap:1.5em;flex-wrap:wrap;align-items:flex-start}
+.top table{font-size:.85em}
+#live th{background:#e0f7fa}
+#fixture-yield th{background:#fff3e0}
+#yield th{background:#f1f8e9}
 </style></head><body>
-<h1>linerate station</h1>
+<h1>{{with .Line}}{{.}} &middot; {{end}}linerate station</h1>
+<div class="tiles">{{range .Tiles}}<div class="tile{{with .Class}} {{.}}{{end}}"><div class="l">{{.Label}}</div><div class="v">{{.Value}}</div><div class="s">{{.Sub}}</div></div>{{end}}</div>
 {{range .Alarms}}<div class="alarm" id="alarm-{{.ID}}"><b>ALARM</b> {{.Text}} (since {{when .Raised}})
 <form method="post" action="/api/alarms/{{.ID}}/ack"><input type="hidden" name="csrf" value="{{$.CSRF}}"><button type="submit">acknowledge</button></form>{{if $.Tokens}} with a token: <code>curl -X POST -H 'Authorization: Bearer TOKEN' {{$.Base}}/api/alarms/{{.ID}}/ack</code>{{end}}</div>
+{{end}}
+{{range .Banners}}<div class="alarm banner"><b>{{.Text}}</b>: {{join .Serials}}{{if .More}} and {{.More}} more{{end}} (<a href="{{.Link}}">the reports</a>)</div>
 {{end}}
 {{if .FixtureStates}}<h2>Fixtures</h2><table class="small" id="fixtures"><tr><th>fixture</th><th>verified</th><th>last golden board</th><th class="n">boards since</th></tr>
 {{range .FixtureStates}}<tr><td>{{.Fixture}}</td><td>{{if .Verified}}<span class="PASS">yes</span>{{else}}<span class="FAIL" title="{{.Why}}">no</span> {{.Why}}{{end}}</td><td>{{if .GoldenSerial}}{{.GoldenSerial}}, {{when .LastGolden}}{{else}}-{{end}}</td><td class="n">{{.Since}}</td></tr>{{end}}</table>{{more "fixtures" $.MoreRows $.QS}}{{end}}
 <div class="sub"><span class="count" id="count">{{len .Rows}}</span> of {{.Selected}} reports shown ({{.Total}} stored){{if .Selected}}: {{.Pass}} PASS, {{.Fail}} FAIL{{end}}</div>
-<h2>Boards in test</h2>
+<div class="top">
+<div><h2>Boards in test</h2>
 <table class="small" id="live"><thead><tr><th>board</th><th>serial</th><th>MAC</th><th>fixture</th><th>step</th><th class="n">elapsed</th><th>state</th></tr></thead><tbody>
-{{range .Live}}<tr><td>{{.Board}}</td><td>{{.Serial}}</td><td>{{.MAC}}</td><td>{{.Fixture}}</td><td>{{.Index}}/{{.Steps}} {{.Step}}</td><td class="n">{{secs .Elapsed}}</td><td><span class="{{.State}}">{{.State}}</span></td></tr>
+{{range .Live}}<tr><td>{{.Board}}</td><td class="serial" title="{{.Serial}}">{{.Serial}}</td><td>{{.MAC}}</td><td>{{.Fixture}}</td><td>{{.Index}}/{{.Steps}} {{.Step}}</td><td class="n">{{secs .Elapsed}}</td><td><span class="{{.State}}">{{.State}}</span></td></tr>
 {{else}}<tr><td colspan="7">none</td></tr>{{end}}
-</tbody></table>{{more "live" $.MoreRows $.QS}}
+</tbody></table>{{more "live" $.MoreRows $.QS}}</div>
+<div><h2>Yield per fixture</h2>{{if .FixtureYield}}<table class="small" id="fixture-yield"><tr><th>fixture</th><th class="n">boards</th><th class="n">passed first time</th><th class="n">first-pass yield</th></tr>
+{{range .FixtureYield}}<tr><td>{{.Fixture}}</td><td class="n">{{.Tested}}</td><td class="n">{{.Passed}}</td><td class="n">{{pct .Pct}}</td></tr>{{end}}</table>{{more "fixture-yield" $.MoreRows $.QS}}{{else}}<p>No boards yet.</p>{{end}}</div>
+<div><h2>Yield</h2>{{if .Yield}}<table class="small" id="yield"><tr><th>day</th><th>board</th><th class="n">first tested</th><th class="n">passed first time</th><th class="n">first-pass yield</th><th class="n">marginal</th><th class="n">final yield</th></tr>
+{{range .Yield}}<tr><td class="nw">{{.Day}}</td><td>{{.Board}}</td><td class="n">{{.Tested}}</td><td class="n">{{.Passed}}</td><td class="n">{{pct .Pct}}</td><td class="n">{{.Marginal}}</td><td class="n">{{pct .FinalPct}}</td></tr>{{end}}</table>{{more "yield" $.MoreRows $.QS}}{{else}}<p>No reports.</p>{{end}}</div>
+</div>
 <form class="filters" method="get" action="/">
 <label>board <input name="board" list="boards" value="{{.Q.board}}" size="12" placeholder="all" autocomplete="off"></label><datalist id="boards">{{range .Boards}}<option value="{{.}}">{{end}}</datalist>
 <label>verdict <select name="verdict"><option value="">all</option><option{{if sel "PASS" $.Q.verdict}} selected{{end}}>PASS</option><option{{if sel "FAIL" $.Q.verdict}} selected{{end}}>FAIL</option></select></label>
@@ -100,8 +125,6 @@ table.small{width:auto}
 </form>
 <div class="chart">{{.Chart}}</div>
 <div class="views">
-<div><h2>Yield</h2>{{if .Yield}}<table class="small"><tr><th>day</th><th>board</th><th class="n">first tested</th><th class="n">passed first time</th><th class="n">first-pass yield</th><th class="n">marginal</th><th class="n">final yield</th></tr>
-{{range .Yield}}<tr><td class="nw">{{.Day}}</td><td>{{.Board}}</td><td class="n">{{.Tested}}</td><td class="n">{{.Passed}}</td><td class="n">{{pct .Pct}}</td><td class="n">{{.Marginal}}</td><td class="n">{{pct .FinalPct}}</td></tr>{{end}}</table>{{more "yield" $.MoreRows $.QS}}{{else}}<p>No reports.</p>{{end}}</div>
 {{if .PortYield}}<div><h2>Per-port yield</h2><table class="small"><tr><th>board</th><th>port</th><th class="n">boards</th><th class="n">passed first time</th><th class="n">yield</th></tr>
 {{range .PortYield}}<tr><td>{{.Board}}</td><td>{{.Port}}</td><td class="n">{{.Tested}}</td><td class="n">{{.Passed}}</td><td class="n">{{pct .Pct}}</td></tr>{{end}}</table>{{more "port-yield" $.MoreRows $.QS}}</div>{{end}}
 <div><h2>Failing steps (Pareto)</h2>{{if .Pareto}}<table class="small"><tr><th>failing step</th><th class="n">failures</th><th></th><th class="n">cumulative</th></tr>
@@ -115,7 +138,7 @@ table.small{width:auto}
 {{if .Capability}}<h2>Capability</h2><table class="small" id="capability"><tr><th>board</th><th>measurement</th><th class="n">boards</th><th class="n">median</th><th class="n">robust &sigma;</th><th class="n">p1..p99</th><th>plan's limit</th><th class="n">Cpk</th><th>population's limits</th></tr>
 {{range .Capability}}<tr><td>{{.Board}}</td><td>{{.Measurement}}</td><td class="n">{{.N}}</td><td class="n">{{num .Median}}&nbsp;{{.Unit}}</td><td class="n">{{num .RobustSigma}}</td><td class="n">{{num .P1}}..{{num .P99}}</td><td>{{limit .Low .High}}</td><td class="n">{{with .Cpk}}{{printf "%.2f" .}}{{else}}-{{end}}</td><td>{{if .DPATLow}}{{limit .DPATLow .DPATHigh}}{{else}}after {{.N}} of 30 boards{{end}}</td></tr>{{end}}</table>{{more "capability" $.MoreRows $.QS}}{{end}}
 <table id="reports"><thead><tr><th>received</th><th>board</th><th>serial</th><th>MAC</th><th class="n">attempt</th><th>fixture</th><th>verdict</th><th>failed steps</th><th>key figures</th><th class="n">time</th><th>reports</th></tr></thead><tbody>
-{{range .Rows}}<tr{{if .DuplicateMAC}} class="dup"{{end}} data-text="{{.Serial}} {{.MAC}} {{.ID}} {{.Board}} {{.Fixture}}"><td class="nw">{{when .Received}}</td><td>{{.Board}}</td><td>{{.Serial}}</td><td class="mac"{{if .DuplicateMAC}} title="{{dupOf .DuplicateMAC}}"{{end}}>{{.MAC}}{{if .DuplicateMAC}} (duplicate){{end}}</td><td class="n">{{.Attempt}}</td><td>{{.Fixture}}</td><td><span class="{{.Verdict}}">{{.Verdict}}</span>{{if .Marginal}} <span class="marginal" title="{{join .Marginal}}">marginal</span>{{end}}{{range .Flags}} <span class="flag" title="{{.Text}}">{{.Kind}}</span>{{end}}{{range .Ports}} <span class="nw">{{.Interface}}&nbsp;<span class="{{.Verdict}}">{{.Verdict}}</span></span>{{end}}</td><td>{{join .Failed}}</td><td class="figs">{{range figs .Figures}}<span>{{.}}</span> {{end}}</td><td class="n">{{secs .Seconds}}</td><td class="nw"><a href="/reports/{{.ID}}">report</a> <a href="/api/reports/{{.ID}}">JSON</a> <a href="/api/reports/{{.ID}}/junit.xml">JUnit</a>{{$id := .ID}}{{range .Sweeps}} <a href="/api/reports/{{$id}}/sweep/{{.}}.svg">{{.}} chart</a>{{end}}</td></tr>
+{{range .Rows}}<tr{{if .DuplicateMAC}} class="dup"{{end}} data-text="{{.Serial}} {{.MAC}} {{.ID}} {{.Board}} {{.Fixture}}"><td class="nw">{{when .Received}}</td><td>{{.Board}}</td><td class="serial" title="{{.Serial}}">{{.Serial}}</td><td class="mac"{{if .DuplicateMAC}} title="{{dupOf .DuplicateMAC}}"{{end}}>{{.MAC}}{{if .DuplicateMAC}} (duplicate){{end}}</td><td class="n">{{.Attempt}}</td><td>{{.Fixture}}</td><td><span class="{{.Verdict}}">{{.Verdict}}</span>{{if .Marginal}} <span class="marginal" title="{{join .Marginal}}">marginal</span>{{end}}{{range .Flags}} <span class="flag" title="{{.Text}}">{{.Kind}}</span>{{end}}{{range .Ports}} <span class="nw">{{.Interface}}&nbsp;<span class="{{.Verdict}}">{{.Verdict}}</span></span>{{end}}</td><td>{{join .Failed}}</td><td><div class="figs">{{range figs .Figures}}<span class="k">{{.Name}}</span><span class="v">{{.Value}}</span>{{end}}</div></td><td class="n">{{secs .Seconds}}</td><td class="nw"><a href="/reports/{{.ID}}">report</a> <a href="/api/reports/{{.ID}}">JSON</a> <a href="/api/reports/{{.ID}}/junit.xml">JUnit</a>{{$id := .ID}}{{range .Sweeps}} <a href="/api/reports/{{$id}}/sweep/{{.}}.svg">{{.}} chart</a>{{end}}</td></tr>
 {{else}}<tr><td colspan="11">no reports{{if .Total}} match the filter{{end}}</td></tr>{{end}}
 </tbody></table>
 {{if gt .Selected (len .Rows)}}<p>The newest {{len .Rows}} of {{.Selected}}: <a href="/?{{.QS}}&amp;limit={{.More}}">show {{.More}}</a>, or the CSV for all.</p>{{end}}
@@ -144,9 +167,11 @@ function refreshLive() {
     var body = document.querySelector('#live tbody');
     while (body.firstChild) body.removeChild(body.firstChild);
     if (list.length === 0) { var tr = document.createElement('tr'); cell(tr, 'none').colSpan = 7; body.appendChild(tr); return; }
-    list.forEach(function (b) {
+    list.slice(0, {{.LiveRows}}).forEach(function (b) {
       var tr = document.createElement('tr');
-      cell(tr, b.board); cell(tr, b.serial); cell(tr, b.mac); cell(tr, b.fixture || '');
+      cell(tr, b.board);
+      var sc = cell(tr, b.serial); sc.className = 'serial'; sc.title = b.serial;
+      cell(tr, b.mac); cell(tr, b.fixture || '');
       cell(tr, (b.step_index || 0) + '/' + b.steps + ' ' + (b.step || ''));
       cell(tr, b.elapsed_s.toFixed(1) + '\u00a0s').className = 'n';
       cell(tr, b.state, b.state === 'lost' ? 'lost' : b.state === 'booting' ? 'booting' : 'testing');
@@ -166,16 +191,25 @@ func trim(v float64) string {
 	return strings.TrimRight(strings.TrimRight(s, "0"), ".")
 }
 
-// figureText is a figure as a person reads it: "tcp-up 941.2 Mbit/s" for tcp-up_mbps,
-// "frames p99 2361 µs" for frames_p99_us.
-func figureText(k string, v float64) string {
+// figure is a figure as a person reads it, its name and its value with its unit.
+type figure struct{ Name, Value string }
+
+// figureOf reads tcp-up_mbps as "tcp-up" and "941.2 Mbit/s", frames_p99_us as "frames
+// p99" and "2361 µs".
+func figureOf(k string, v float64) figure {
 	units := []struct{ suffix, unit string }{{"_mbps", "Mbit/s"}, {"_pct", "%"}, {"_us", "µs"}, {"_ms", "ms"}, {"_s", "s"}, {"_bytes", "B"}}
 	for _, u := range units {
 		if name, ok := strings.CutSuffix(k, u.suffix); ok {
-			return strings.ReplaceAll(name, "_", " ") + " " + trim(v) + "\u00a0" + u.unit
+			return figure{strings.ReplaceAll(name, "_", " "), trim(v) + "\u00a0" + u.unit}
 		}
 	}
-	return strings.ReplaceAll(k, "_", " ") + " " + trim(v)
+	return figure{strings.ReplaceAll(k, "_", " "), trim(v)}
+}
+
+// figureText is a figure in one line: "tcp-up 941.2 Mbit/s".
+func figureText(k string, v float64) string {
+	f := figureOf(k, v)
+	return f.Name + " " + f.Value
 }
 
 // dupText names the other boards of a duplicate MAC.
@@ -233,6 +267,9 @@ func chart(rows []*row) template.HTML {
 	return template.HTML(b.String())
 }
 
+// chartGap is the idle time that breaks a chart's line.
+const chartGap = time.Hour
+
 // maxSeries bounds the chart's lines.
 const maxSeries = 12
 
@@ -273,11 +310,22 @@ func (pb plotBox) axes(b *strings.Builder, tmax time.Time) {
 // legend line with n reports.
 func (pb plotBox) series(b *strings.Builder, i int, name string, pts []chartPt, n int) {
 	col := palette[i%len(palette)]
+	// A line joins the reports of a stretch of work; an idle gap over an hour (a night,
+	// a line stop) breaks it, so no line is drawn across hours without a report.
 	var xy []string
-	for _, p := range pts {
+	flush := func() {
+		if len(xy) > 0 {
+			fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`, col, strings.Join(xy, " "))
+		}
+		xy = xy[:0]
+	}
+	for j, p := range pts {
+		if j > 0 && p.t.Sub(pts[j-1].t) > chartGap {
+			flush()
+		}
 		xy = append(xy, fmt.Sprintf("%.1f,%.1f", pb.x(p.t), pb.y(p.v)))
 	}
-	fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`, col, strings.Join(xy, " "))
+	flush()
 	for _, p := range pts {
 		fill := col
 		if p.fail {
@@ -399,19 +447,28 @@ func niceCeil(v float64) float64 {
 }
 
 // hourChart draws today's reports per hour as 24 bars.
-func hourChart(h Hours) template.HTML {
-	top := 1
+func hourChart(h Hours, target float64) template.HTML {
+	top := 1.0
 	for _, n := range h.ByHour {
-		top = max(top, n)
+		top = math.Max(top, float64(n))
 	}
+	top = niceCeil(math.Max(top, target*1.1))
+	const left, bottom, height = 28.0, 52.0, 50.0
+	y := func(v float64) float64 { return bottom - height*v/top }
 	var b strings.Builder
-	b.WriteString(`<svg xmlns="http://www.w3.org/2000/svg" width="312" height="70" role="img" aria-label="reports per hour today">`)
+	b.WriteString(`<svg xmlns="http://www.w3.org/2000/svg" width="344" height="70" role="img" aria-label="tests per hour today">`)
+	for _, v := range []float64{0, top / 2, top} {
+		fmt.Fprintf(&b, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#e0e0e0"/><text x="%.0f" y="%.1f" font-size="9" text-anchor="end">%s</text>`, left, left+24*13, y(v), y(v), left-3, y(v)+3, trim(v))
+	}
 	for i, n := range h.ByHour {
-		bh := 50 * float64(n) / float64(top)
-		fmt.Fprintf(&b, `<rect x="%d" y="%.1f" width="11" height="%.1f" fill="#1565c0"><title>%02d:00 %d reports</title></rect>`, i*13, 52-bh, bh, i, n)
+		bh := height * float64(n) / top
+		fmt.Fprintf(&b, `<rect x="%.0f" y="%.1f" width="11" height="%.1f" fill="#1565c0"><title>%02d:00 %d tests</title></rect>`, left+float64(i*13), bottom-bh, bh, i, n)
 		if i%6 == 0 {
-			fmt.Fprintf(&b, `<text x="%d" y="66" font-size="10">%02d</text>`, i*13, i)
+			fmt.Fprintf(&b, `<text x="%.0f" y="66" font-size="10">%02d</text>`, left+float64(i*13), i)
 		}
+	}
+	if target > 0 {
+		fmt.Fprintf(&b, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#ef6c00" stroke-width="1.5" stroke-dasharray="4 3"><title>target %s an hour</title></line>`, left, left+24*13, y(target), y(target), trim(target))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
@@ -445,6 +502,10 @@ type pageTables struct {
 	capability               []Capability
 	// more are how many rows each table has past those shown (/api/tables/NAME).
 	more map[string]int
+	// The line lead's glance: today's tiles, banners and the yield per fixture.
+	tiles        []tile
+	banners      []banner
+	fixtureYield []FixtureYield
 }
 
 // paretoBar is a row of the failures' Pareto with its bar's length.
@@ -477,6 +538,8 @@ func (s *Server) tables(rows []*row, total, limit int) pageTables {
 	t.boards, t.more["pace"] = cut(boards, tableRows["pace"])
 	t.steps, t.more["steps"] = cut(steps, tableRows["steps"])
 	t.hours = hours(rows, time.Now())
+	t.tiles, t.banners = todayTiles(rows, t.hours, s.opts.Target, time.Now()), banners(rows, time.Now())
+	t.fixtureYield, t.more["fixture-yield"] = cut(fixtureYields(rows), tableRows["fixture-yield"])
 	t.chart = chart(rows)
 	t.boardNames, t.fixtureNames = choices(s.idx.boards), choices(s.idx.fixtureNames)
 	t.alarms = s.idx.alarms.list()
@@ -536,15 +599,24 @@ func (s *Server) page(w http.ResponseWriter, req *http.Request) {
 			qs.Set(k, v)
 		}
 	}
-	live, liveMore := cut(s.live.list(time.Now()), tableRows["live"])
+	all := s.live.list(time.Now())
+	inTest := 0
+	for _, b := range all {
+		if b.State != "lost" {
+			inTest++
+		}
+	}
+	live, liveMore := cut(all, tableRows["live"])
 	t.more["live"] = liveMore
+	t.tiles = append(t.tiles, tile{Label: "boards in test", Value: strconv.Itoa(inTest), Sub: fmt.Sprintf("%d lost", len(all)-inTest)},
+		tile{Label: "open alarms", Value: strconv.Itoa(len(t.alarms)), Sub: "fixtures suspect", Class: map[bool]string{true: "red"}[len(t.alarms) > 0]})
 	nonce, csrf := newNonce(), s.formToken(s.session(w, req))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-"+nonce+"'; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 	err = pageTmpl.Execute(w, map[string]any{"Rows": shown, "Selected": selected, "Total": total, "Pass": pass, "Fail": selected - pass,
 		"Boards": boardNames, "Fixtures": fixtureNames,
 		"Q": q, "QS": template.URL(qs.Encode()), "MoreRows": t.more, "More": min(selected, 10*pageRows), "Alarms": alarms, "Tokens": s.write != nil, "Base": "http://" + req.Host,
-		"Nonce": nonce, "CSRF": csrf, "Live": live, "FixtureStates": t.fixtures, "Capability": t.capability, "Chart": svg, "Yield": ys, "PortYield": pys, "Pareto": par, "Pace": boards, "Steps": steps, "Hours": hrs, "HourChart": hourChart(hrs)})
+		"Nonce": nonce, "CSRF": csrf, "Line": s.opts.Line, "LiveRows": tableRows["live"], "Tiles": t.tiles, "Banners": t.banners, "FixtureYield": t.fixtureYield, "Live": live, "FixtureStates": t.fixtures, "Capability": t.capability, "Chart": svg, "Yield": ys, "PortYield": pys, "Pareto": par, "Pace": boards, "Steps": steps, "Hours": hrs, "HourChart": hourChart(hrs, s.opts.Target)})
 	if err != nil {
 		s.log.Printf("page: %v", err)
 	}

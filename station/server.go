@@ -89,6 +89,10 @@ type Options struct {
 	Population    int
 	Sigmas        float64
 	OutlierPolicy Policy
+	// Line is the line's name, the page's header; Target the tests an hour the line
+	// should reach (0: none), a tile and the hour chart's target line.
+	Line   string
+	Target float64
 }
 
 // MaxLabels is how many distinct boards, and step ids, the metrics name; the rest are

@@ -136,7 +136,7 @@ func TestStation(t *testing.T) {
 		t.Errorf("missing report: %d", code)
 	}
 	_, page := get(t, hs.URL+"/")
-	for _, want := range []string{"3</span> of 3 reports shown (3 stored)", "2 PASS, 1 FAIL", "SN-a1", "SN-b1", `<span class="FAIL">FAIL</span>`, "<svg", "zcu102 TCP up (1 report)", "zc702 TCP up (2 reports)", "FAIL report", "tcp-up 941.5\u00a0Mbit/s",
+	for _, want := range []string{"3</span> of 3 reports shown (3 stored)", "2 PASS, 1 FAIL", "SN-a1", "SN-b1", `<span class="FAIL">FAIL</span>`, "<svg", "zcu102 TCP up (1 report)", "zc702 TCP up (2 reports)", "FAIL report", "<span class=\"k\">tcp-up</span><span class=\"v\">941.5\u00a0Mbit/s</span>",
 		"first-pass yield", "<td>zc702</td><td class=\"n\">2</td><td class=\"n\">1</td><td class=\"n\">50.0\u00a0%</td><td class=\"n\">0</td><td class=\"n\">50.0\u00a0%</td>", `<td>tcp-up</td><td class="n">1</td>`, `href="/reports/a1"`, "CSV of these reports"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)

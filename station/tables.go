@@ -12,7 +12,7 @@ import (
 // types, fixtures and 40 step ids gives a page of a few hundred kilobytes, not megabytes.
 
 // tableRows is how many rows each of the page's tables shows.
-var tableRows = map[string]int{"yield": 30, "port-yield": 25, "pareto": 15, "pace": 25, "steps": 25, "capability": 25, "fixtures": 25, "live": 25}
+var tableRows = map[string]int{"yield": 30, "port-yield": 25, "pareto": 15, "pace": 25, "steps": 25, "capability": 25, "fixtures": 25, "live": 25, "fixture-yield": 12}
 
 // maxChoices bounds a filter's suggestions (the rest are typed).
 const maxChoices = 100
@@ -24,13 +24,14 @@ const maxTablePage = 1000
 // index's read lock).
 func (s *Server) fullTables(rows []*row, now time.Time) map[string]func() []any {
 	return map[string]func() []any{
-		"yield":      func() []any { return rowsOf(yields(rows)) },
-		"port-yield": func() []any { return rowsOf(portYields(rows)) },
-		"pareto":     func() []any { return rowsOf(pareto(rows)) },
-		"pace":       func() []any { b, _ := paces(rows, s.idx.steps); return rowsOf(b) },
-		"steps":      func() []any { _, st := paces(rows, s.idx.steps); return rowsOf(st) },
-		"capability": func() []any { return rowsOf(s.idx.pop.capabilities("", s.opts.Sigmas)) },
-		"fixtures":   func() []any { return rowsOf(s.fixtureList(now)) },
+		"yield":         func() []any { return rowsOf(yields(rows)) },
+		"port-yield":    func() []any { return rowsOf(portYields(rows)) },
+		"pareto":        func() []any { return rowsOf(pareto(rows)) },
+		"pace":          func() []any { b, _ := paces(rows, s.idx.steps); return rowsOf(b) },
+		"steps":         func() []any { _, st := paces(rows, s.idx.steps); return rowsOf(st) },
+		"capability":    func() []any { return rowsOf(s.idx.pop.capabilities("", s.opts.Sigmas)) },
+		"fixtures":      func() []any { return rowsOf(s.fixtureList(now)) },
+		"fixture-yield": func() []any { return rowsOf(fixtureYields(rows)) },
 	}
 }
 
@@ -105,7 +106,7 @@ func (s *Server) getTable(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	case !found:
-		http.Error(w, "no table "+name+": the tables are yield, port-yield, pareto, pace, steps, capability, fixtures", http.StatusNotFound)
+		http.Error(w, "no table "+name+": the tables are yield, port-yield, fixture-yield, pareto, pace, steps, capability, fixtures", http.StatusNotFound)
 		return
 	}
 	w.Header().Set("X-Total-Count", strconv.Itoa(len(rows)))

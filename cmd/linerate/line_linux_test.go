@@ -197,8 +197,8 @@ func chromiumShot(t *testing.T, ns *nstest.NS, url string) []byte {
 	return b
 }
 
-// checkShot: the alarm banner (a red band across the page's top) and the live row's
-// "testing" badge (blue) were drawn.
+// checkShot: the alarm (its tile and its banner, red, in the page's top 300 rows, under
+// the tiles) and the live row's badge (blue) below the tiles, within the top 600 rows.
 func checkShot(t *testing.T, b []byte) {
 	img, err := png.Decode(strings.NewReader(string(b)))
 	if err != nil {
@@ -206,11 +206,11 @@ func checkShot(t *testing.T, b []byte) {
 	}
 	red, blue := 0, 0
 	bd := img.Bounds()
-	for y := bd.Min.Y; y < bd.Min.Y+300 && y < bd.Max.Y; y++ {
+	for y := bd.Min.Y; y < bd.Min.Y+600 && y < bd.Max.Y; y++ {
 		for x := bd.Min.X; x < bd.Max.X; x += 2 {
 			r, g, bl, _ := img.At(x, y).RGBA()
 			switch {
-			case y < bd.Min.Y+150 && r>>8 > 0xb0 && g>>8 < 0x50 && bl>>8 < 0x50:
+			case y < bd.Min.Y+300 && r>>8 > 0xb0 && g>>8 < 0x50 && bl>>8 < 0x50:
 				red++
 			case y >= bd.Min.Y+150 && r>>8 < 0x30 && g>>8 > 0x50 && g>>8 < 0x70 && bl>>8 > 0xa0:
 				blue++
@@ -218,6 +218,6 @@ func checkShot(t *testing.T, b []byte) {
 		}
 	}
 	if red < 2000 || blue < 100 {
-		t.Errorf("screenshot (out/station-line.png): %d red pixels in the top 150 rows (the banner), %d blue below them (the live row's badge)", red, blue)
+		t.Errorf("screenshot (out/station-line.png): %d red pixels in the top 300 rows (the alarm's tile and banner), %d blue in rows 150-600 (the live row's badge)", red, blue)
 	}
 }
