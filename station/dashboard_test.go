@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"image"
 	"image/png"
 	"os"
 	"os/exec"
@@ -108,31 +109,11 @@ func TestReportPageAndCSV(t *testing.T) {
 // TestDashboardInChromium renders the page and a report's page in headless Chromium;
 // the screenshots are the test's artifacts (out/station-*.png).
 func TestDashboardInChromium(t *testing.T) {
-	if _, err := exec.LookPath("chromium"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("chromium is not installed: make test installs it")
-		}
-		t.Skip("no chromium")
-	}
+	needChromium(t)
 	base := dashboardStation(t)
-	out := filepath.Join("..", "out")
-	os.MkdirAll(out, 0o755)
 	for name, path := range map[string]string{"page": "/", "report": "/reports/d2"} {
-		shot := filepath.Join(out, "station-"+name+".png")
-		cmd := exec.Command("chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
-			"--window-size=1280,1000", "--screenshot="+shot, base+path)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("chromium %s: %v\n%s", path, err, b)
-		}
-		f, err := os.Open(shot)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, err := png.Decode(f)
-		f.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", shot, err)
-		}
+		shot := filepath.Join("..", "out", "station-"+name+".png")
+		img := chromiumShot(t, base+path, "1280,1000", shot)
 		// The FAIL badge and the failing step's bar are red (#c62828): the page rendered.
 		red := 0
 		for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y += 2 {
@@ -148,6 +129,40 @@ func TestDashboardInChromium(t *testing.T) {
 		}
 		t.Logf("%s: %s", path, shot)
 	}
+}
+
+// needChromium skips a test where headless Chromium is missing (fails it in CI, where
+// make test installs it).
+func needChromium(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("chromium"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("chromium is not installed: make test installs it")
+		}
+		t.Skip("no chromium")
+	}
+}
+
+// chromiumShot renders url in headless Chromium at size ("1280,1000"), writes the
+// screenshot of the viewport to shot and gives it decoded.
+func chromiumShot(t *testing.T, url, size, shot string) image.Image {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(shot), 0o755)
+	cmd := exec.Command("chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
+		"--window-size="+size, "--screenshot="+shot, url)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chromium %s: %v\n%s", url, err, b)
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s: %v", shot, err)
+	}
+	return img
 }
 
 // A multi-port report's page shows each port's own doctor findings, named by port.

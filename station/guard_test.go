@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -174,12 +173,7 @@ func TestReadTokensRefuseAnonymousWrites(t *testing.T) {
 // auto-submits the acknowledge form: both reach the station and both are refused;
 // nothing is stored and the alarm stays open.
 func TestCrossSiteInChromium(t *testing.T) {
-	if _, err := exec.LookPath("chromium"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("chromium is not installed: make test installs it")
-		}
-		t.Skip("no chromium")
-	}
+	needChromium(t)
 	srv, _, alarm := alarmStation(t)
 	var mu sync.Mutex
 	hits := map[string]int{}

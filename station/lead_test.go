@@ -3,11 +3,9 @@ package station
 import (
 	"encoding/json"
 	"flag"
-	"image/png"
 	"io"
 	"log"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -107,30 +105,10 @@ func TestChartBreaksAtGaps(t *testing.T) {
 // test, the yield per fixture and the yield: each found by its own colour in the
 // screenshot of the viewport (out/station-lead-1920x1080.png), and in Chromium's DOM.
 func TestLeadPageInChromium(t *testing.T) {
-	if _, err := exec.LookPath("chromium"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("chromium is not installed: make test installs it")
-		}
-		t.Skip("no chromium")
-	}
+	needChromium(t)
 	base := leadStation(t)
-	out := filepath.Join("..", "out")
-	os.MkdirAll(out, 0o755)
-	shot := filepath.Join(out, "station-lead-1920x1080.png")
-	cmd := exec.Command("chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
-		"--window-size=1920,1080", "--screenshot="+shot, base+"/")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, b)
-	}
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	shot := filepath.Join("..", "out", "station-lead-1920x1080.png")
+	img := chromiumShot(t, base+"/", "1920,1080", shot)
 	if img.Bounds().Dy() != 1080 {
 		t.Fatalf("screenshot %v, want the 1080-pixel viewport", img.Bounds())
 	}

@@ -482,15 +482,8 @@ func TestLateAttemptOrderedByStart(t *testing.T) {
 		}
 	}
 	for round, when := range []string{"as posted", "after a restart"} {
-		st, err := OpenBolt(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv, err := NewServer(st, log.New(io.Discard, "", 0), Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		hs := httptest.NewServer(srv)
+		st, hs := newServer(t, dir)
+		srv := hs.Config.Handler.(*Server)
 		if round == 0 {
 			for _, b := range [][]byte{mk("retest-pass", "PASS", t0.Add(10*time.Minute)), mk("first-fail", "FAIL", t0)} {
 				if code, msg := post(t, hs.URL, b); code != 201 {
