@@ -24,6 +24,12 @@ type Point struct {
 	Spread map[string]float64   `json:"spread"`
 	// Error says why the value could not be applied or measured (the sweep goes on).
 	Error string `json:"error,omitempty"`
+	// SettleS is how long the value took to settle: the wait for the link to come back
+	// after a knob that bounces it, measured (0: it did not bounce).
+	SettleS float64 `json:"settle_s,omitempty"`
+	// Stopped says the point was stopped early, after fewer runs than asked: its median
+	// so far could not beat the best point's any more (sweep --early-stop).
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // Result is a finished sweep.

@@ -31,6 +31,9 @@ func (r *Result) PointLine(p Point) string {
 	if p.Applied != "" && p.Applied != p.Value {
 		fmt.Fprintf(&b, " (reads back %s)", p.Applied)
 	}
+	if p.SettleS > 0 {
+		fmt.Fprintf(&b, " (link back after %.2fs)", p.SettleS)
+	}
 	if p.Error != "" {
 		return b.String() + ": " + p.Error
 	}
@@ -43,6 +46,9 @@ func (r *Result) PointLine(p Point) string {
 		if s := p.Spread[c.Key]; len(p.Runs) > 1 {
 			fmt.Fprintf(&b, " ±%s", Num(s/2))
 		}
+	}
+	if p.Stopped != "" {
+		b.WriteString("  (" + p.Stopped + ")")
 	}
 	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -85,6 +86,34 @@ func (o Objective) score(p curve.Point) float64 {
 	}
 	v, _ := worst(p, "loss_pct_") // frames only: the least loss is the most throughput
 	return -v
+}
+
+// lost says why a point whose runs so far are runs, with left runs to go, can no longer
+// be picked over the best point of sofar: even were every run left the best possible,
+// the median score of its runs stays below the best's by more than Pick's 1%. "" while
+// it can still win (or there is no best yet).
+func (o Objective) lost(runs []map[string]float64, left int, sofar *curve.Result) string {
+	best, _, err := o.Pick(sofar)
+	if err != nil || len(runs) == 0 {
+		return ""
+	}
+	top := o.score(*best)
+	scores := make([]float64, 0, len(runs)+left)
+	for _, r := range runs {
+		scores = append(scores, o.score(curve.Point{Median: r}))
+	}
+	for range left {
+		scores = append(scores, math.Inf(1))
+	}
+	slices.Sort(scores)
+	m := scores[len(scores)/2]
+	if len(scores)%2 == 0 {
+		m = (scores[len(scores)/2-1] + scores[len(scores)/2]) / 2
+	}
+	if m >= top-math.Abs(top)*0.01 {
+		return ""
+	}
+	return fmt.Sprintf("it cannot beat %s=%s any more", sofar.Knob, best.Value)
 }
 
 // Pick is the best point that meets the constraints. Points within 1% of the best score

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zynqnet/linerate/curve"
 	"github.com/zynqnet/linerate/tune"
@@ -196,4 +197,76 @@ func FuzzParseValues(f *testing.F) {
 			seen[v] = true
 		}
 	})
+}
+
+// tableMeter gives each value's TCP throughput from a table, a run at a time.
+type tableMeter struct {
+	fs   *fakeSetter
+	runs map[string][]float64
+	took map[string]int
+}
+
+func (m *tableMeter) Columns() []curve.Column {
+	return []curve.Column{{Key: "tcp_mbps", Unit: "Mbit/s"}}
+}
+func (m *tableMeter) Measure(context.Context) (map[string]float64, error) {
+	v := m.fs.set[len(m.fs.set)-1]
+	x := m.runs[v][m.took[v]]
+	m.took[v]++
+	return map[string]float64{"tcp_mbps": x}, nil
+}
+
+// settleSetter bounces the link for some values and says how long each took to settle.
+type settleSetter struct {
+	fakeSetter
+	settle map[string]time.Duration
+	last   time.Duration
+}
+
+func (s *settleSetter) Set(ctx context.Context, knob, v string) (string, error) {
+	s.last = s.settle[v]
+	return s.fakeSetter.Set(ctx, knob, v)
+}
+func (s *settleSetter) LastSettle() time.Duration { return s.last }
+
+// TestSweepEarlyStop: with EarlyStop, a repeated point stops once its median cannot
+// reach the best point's any more even were its runs left the best possible; a point
+// that still can is measured in full, and without EarlyStop every run is taken. Each
+// point says how long its value took to settle, as the Setter measured it.
+func TestSweepEarlyStop(t *testing.T) {
+	runs := map[string][]float64{
+		"64":  {500, 510, 505, 508, 502},
+		"128": {100, 110, 120, 900, 900}, // lost after 3 runs: two runs left, even the best possible, cannot lift its median to 64's
+		"256": {505, 400, 400, 400, 400}, // still could after 3 (a median of 505 with two best runs), not after 4
+		"512": {900, 950, 1000, 990, 980},
+	}
+	for _, early := range []bool{false, true} {
+		ss := &settleSetter{settle: map[string]time.Duration{"512": 1500 * time.Millisecond}}
+		m := &tableMeter{fs: &ss.fakeSetter, runs: runs, took: map[string]int{}}
+		s := &Sweep{Knob: "rings.rx", Values: []string{"64", "128", "256", "512"}, Repeat: 5, Meters: []Meter{m}, Setter: ss}
+		if early {
+			s.EarlyStop = &Objective{Goal: "throughput"}
+		}
+		res, err := s.Run(context.Background())
+		if err != nil || len(res.Points) != 4 {
+			t.Fatalf("early %v: %+v %v", early, res, err)
+		}
+		want := map[string]int{"64": 5, "128": 5, "256": 5, "512": 5}
+		if early {
+			want = map[string]int{"64": 5, "128": 3, "256": 4, "512": 5}
+		}
+		if !reflect.DeepEqual(m.took, want) {
+			t.Errorf("early %v: runs taken %v, want %v", early, m.took, want)
+		}
+		if p := res.Points[1]; early != (p.Stopped == "stopped after 3 of 5 runs: it cannot beat rings.rx=64 any more") {
+			t.Errorf("early %v: point 128 %+v", early, p)
+		}
+		if p := res.Points[3]; p.SettleS != 1.5 || p.Stopped != "" || res.Points[0].SettleS != 0 ||
+			!strings.Contains(res.PointLine(p), "rings.rx=512 (link back after 1.50s)  tcp_mbps 980") {
+			t.Errorf("early %v: point 512 %+v: %s", early, p, res.PointLine(p))
+		}
+		if best, _, err := (Objective{Goal: "throughput"}).Pick(res); err != nil || best.Value != "512" {
+			t.Errorf("early %v: picked %+v %v", early, best, err)
+		}
+	}
 }

@@ -46,6 +46,10 @@ type Sweep struct {
 	Setter      Setter
 	// Progress, when set, gets each point as it is measured.
 	Progress func(curve.Point)
+	// EarlyStop, when set, stops a repeated point once it cannot beat the best point so
+	// far under this objective (by Pick's 1%), even if every run left came out best:
+	// fewer runs for values that have lost. Off for studies, which want every run.
+	EarlyStop *Objective
 }
 
 // Columns are the figures of every meter, in order.
@@ -66,7 +70,7 @@ func (s *Sweep) Run(ctx context.Context) (*curve.Result, error) {
 			res.Interrupted = true
 			break
 		}
-		p := s.point(ctx, v)
+		p := s.point(ctx, v, res)
 		if ctx.Err() != nil && p.Error != "" {
 			res.Interrupted = true
 			break
@@ -83,16 +87,28 @@ func (s *Sweep) Run(ctx context.Context) (*curve.Result, error) {
 	return res, nil
 }
 
-func (s *Sweep) point(ctx context.Context, v string) curve.Point {
+// settler is a Setter that measures how long its last value took to settle.
+type settler interface{ LastSettle() time.Duration }
+
+func (s *Sweep) point(ctx context.Context, v string, sofar *curve.Result) curve.Point {
 	p := curve.Point{Value: v}
 	applied, err := s.Setter.Set(ctx, s.Knob, v)
 	p.Applied = applied
+	if st, ok := s.Setter.(settler); ok {
+		p.SettleS = st.LastSettle().Seconds()
+	}
 	if err != nil {
 		p.Error = err.Error()
 		return p
 	}
 	n := max(s.Repeat, 1)
 	for i := 0; i < n; i++ {
+		if i > 0 && s.EarlyStop != nil {
+			if why := s.EarlyStop.lost(p.Runs, n-i, sofar); why != "" {
+				p.Stopped = fmt.Sprintf("stopped after %d of %d runs: %s", i, n, why)
+				break
+			}
+		}
 		run := map[string]float64{}
 		for _, m := range s.Meters {
 			f, err := m.Measure(ctx)

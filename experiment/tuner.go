@@ -26,6 +26,8 @@ type Tuner struct {
 	sys   *tune.System
 	rd    *nic.Reader
 	close func()
+	// settle is how long the last Set waited for the link to come back.
+	settle time.Duration
 }
 
 // SweepStore is where a sweep's journal lives under a tune state directory ("" is
@@ -80,7 +82,9 @@ func (t *Tuner) Close() {
 func (t *Tuner) Set(ctx context.Context, knob, v string) (string, error) {
 	p := &tune.Profile{Name: "sweep " + knob + "=" + v, Source: "sweep", Required: map[string]bool{knob: true}, Exact: true,
 		Settings: []tune.Setting{{Knob: knob, Value: v}}}
+	before := t.sys.Settled
 	plan, err := t.ApplyProfile(ctx, p)
+	t.settle = t.sys.Settled - before
 	if err != nil {
 		return "", err
 	}
@@ -93,6 +97,10 @@ func (t *Tuner) Set(ctx context.Context, knob, v string) (string, error) {
 	}
 	return readbackText(cur, absent), nil
 }
+
+// LastSettle is how long the last Set waited for the link to come back after a knob
+// that bounced it (0: it did not bounce).
+func (t *Tuner) LastSettle() time.Duration { return t.settle }
 
 // ApplyProfile plans and applies a whole profile, journalled with the sweep's changes.
 func (t *Tuner) ApplyProfile(ctx context.Context, p *tune.Profile) (*tune.Plan, error) {

@@ -176,7 +176,12 @@ func TestBoards(t *testing.T) {
 			logFile := filepath.Join(repoRoot(t), "out", "serial-e2e-"+board+".log")
 			start := time.Now()
 			monitorSock := filepath.Join(t.TempDir(), "qemu.monitor")
-			bootFlapping(t, 40*time.Minute, logFile, monitorSock, []flapAt{{"watch-flap", 4 * time.Second, 2 * time.Second}, {"stability-flap", 7 * time.Second, 2 * time.Second}},
+			flaps := []flapAt{{"watch-flap", 4 * time.Second, 2 * time.Second}, {"stability-flap", 7 * time.Second, 2 * time.Second}}
+			if board == "zc702" {
+				// The job's TCP step with a flap runs on the ZC702 only (see e2e.go).
+				flaps = append(flaps, flapAt{"tcp-flap", 7 * time.Second, 2 * time.Second})
+			}
+			bootFlapping(t, 40*time.Minute, logFile, monitorSock, flaps,
 				board, "--job", "e2e", "--timeout", "400", "--mac", macs[board])
 			wall := time.Since(start)
 			b, err := os.ReadFile(logFile)
@@ -188,7 +193,7 @@ func TestBoards(t *testing.T) {
 				t.Logf("the emulated GEM stopped receiving (a QEMU model limit, see the uinit's rxStall): %s", m[1])
 			}
 			checkPHY(t, log)
-			checkFlaps(t, log)
+			checkFlaps(t, log, board == "zc702")
 			checkSpeeds(t, log)
 			if !strings.Contains(log, "LINERATE E2E DONE rc=0") {
 				t.Errorf("no passing e2e verdict in the serial log (%s)", logFile)
@@ -304,9 +309,9 @@ func checkPHY(t *testing.T, log string) {
 	}
 }
 
-// checkFlaps: watch and the stability step saw the host's flap (and said when); the
-// stability step without one passed.
-func checkFlaps(t *testing.T, log string) {
+// checkFlaps: watch, the stability step and the run's link watch during a TCP step saw
+// the host's flap (and said when); the stability step without one passed.
+func checkFlaps(t *testing.T, log string, tcpFlap bool) {
 	t.Helper()
 	body, rc := section(t, log, "watch-flap")
 	if rc != 1 || !regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d\.\d{3} eth0 carrier down\r?$`).MatchString(body) ||
@@ -316,6 +321,11 @@ func checkFlaps(t *testing.T, log string) {
 	body, rc = section(t, log, "stability-flap")
 	if rc != 1 || !regexp.MustCompile(`stable\s+stability\s+FAIL .*the link was not stable: \d\d:\d\d:\d\d\.\d{3} eth0 carrier down`).MatchString(body) {
 		t.Errorf("a stability step with a flap: rc %d\n%s", rc, body)
+	}
+	// The run's link watch: a flap during a TCP step fails it as a stability fault,
+	// with the time, and the verdict line names the step and the time.
+	if tcpFlap {
+		checkTCPFlap(t, log)
 	}
 	body, rc = section(t, log, "stability")
 	// Watched for its 15 s: the summary says the time it watched, 15 or 16 s as the
@@ -329,6 +339,18 @@ func checkFlaps(t *testing.T, log string) {
 	}
 	if rc != 0 || m == nil {
 		t.Errorf("a stability step without a flap: rc %d\n%s", rc, body)
+	}
+}
+
+// checkTCPFlap: the run's link watch failed a TCP step with a flap as a stability fault,
+// with the time, and the verdict line names the step and the time.
+func checkTCPFlap(t *testing.T, log string) {
+	t.Helper()
+	body, rc := section(t, log, "tcp-flap")
+	at := `\d\d:\d\d:\d\d\.\d{3}`
+	if rc != 1 || !regexp.MustCompile(`tcp\s+iperf3\s+FAIL .*stability fault: the link flapped during this step: `+at+` eth0 carrier down`).MatchString(body) ||
+		!regexp.MustCompile(`(?m)^LINERATE FAIL .* flaps=tcp@`+at+` failed=tcp elapsed=`).MatchString(body) {
+		t.Errorf("a TCP step with a flap: rc %d\n%s", rc, body)
 	}
 }
 
@@ -479,9 +501,17 @@ func TestValidate(t *testing.T) {
 		"--station-data", data, "--timeout", "400", "--log", logFile)
 	b, _ := os.ReadFile(logFile)
 	log := string(b)
-	verdict := regexp.MustCompile(`(?m)^LINERATE (PASS|FAIL) board=(\S+) serial=(\S+) mac=(\S+) .*failed=(\S+) elapsed=\S+\r?$`).FindStringSubmatch(log)
+	verdict := regexp.MustCompile(`(?m)^LINERATE (PASS|FAIL) board=(\S+) serial=(\S+) mac=(\S+) .*failed=(\S+) elapsed=([\d.]+)s windows=([\d.]+)s overhead=\S+\r?$`).FindStringSubmatch(log)
 	if verdict == nil || verdict[1] != "PASS" || verdict[2] != "zc702" || verdict[5] != "-" {
 		t.Fatalf("verdict line: %q\n%s", verdict, log[max(0, len(log)-6000):])
+	}
+	var elapsed, windows float64
+	fmt.Sscan(verdict[6], &elapsed)
+	fmt.Sscan(verdict[7], &windows)
+	if windows <= 0 || windows > elapsed {
+		t.Errorf("windows %vs of an elapsed %vs", windows, elapsed)
+	} else {
+		t.Logf("the qemu-zc702 plan: verdict %.1fs after its start, its measurement windows %.1fs: %.2fx", elapsed, windows, elapsed/windows)
 	}
 	steps := []string{"link", "identity", "phy", "doctor", "tune", "tcp-up", "tcp-down", "udp-up", "frames", "stability", "counters"}
 	for _, step := range steps {
@@ -622,7 +652,7 @@ func TestSweepOnBoard(t *testing.T) {
 		"--station-data", data, "--timeout", "500", "--log", logFile)
 	b, _ := os.ReadFile(logFile)
 	log := string(b)
-	if !regexp.MustCompile(`(?m)^LINERATE PASS board=zc702 .*failed=- elapsed=\S+\r?$`).MatchString(log) {
+	if !regexp.MustCompile(`(?m)^LINERATE PASS board=zc702 .*failed=- elapsed=\S+ windows=\S+ overhead=\S+\r?$`).MatchString(log) {
 		t.Fatalf("no PASS verdict:\n%s", log[max(0, len(log)-6000):])
 	}
 	base, addr := stationOn(t, data)

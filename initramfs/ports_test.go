@@ -21,7 +21,7 @@ func TestMultiPort(t *testing.T) {
 		script(t, 20*time.Minute, "board-up", append([]string{board, "--job", "validate", "--peer", "station", "--station-data", filepath.Join(dir, "station"),
 			"--timeout", "500", "--log", logFile}, args...)...)
 		b, _ := os.ReadFile(logFile)
-		m := regexp.MustCompile(`(?m)^LINERATE (PASS|FAIL) board=\S+ serial=\S+ mac=\S+ ((?:eth\d=\S+ )+).*failed=(\S+) elapsed=\S+\r?$`).FindStringSubmatch(string(b))
+		m := regexp.MustCompile(`(?m)^LINERATE (PASS|FAIL) board=\S+ serial=\S+ mac=\S+ ((?:eth\d=\S+ )+).*failed=(\S+) elapsed=\S+ windows=\S+ overhead=\S+\r?$`).FindStringSubmatch(string(b))
 		if m == nil {
 			t.Fatalf("%s %v: no verdict line with ports:\n%s", board, args, b[max(0, len(b)-6000):])
 		}

@@ -72,6 +72,23 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
+// Window is a Duration that may be 0s: a measurement window a step can go without.
+type Window struct{ Duration }
+
+// UnmarshalYAML reads "10s", "2m" or "0s".
+func (w *Window) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		if v, err := time.ParseDuration(n.Value); err == nil && v == 0 {
+			w.Duration = 0
+			return nil
+		}
+	}
+	if err := w.Duration.UnmarshalYAML(n); err != nil {
+		return errors.New(strings.Replace(err.Error(), "a positive duration", "a duration of 0s or more", 1))
+	}
+	return nil
+}
+
 // Plan is a board's factory plan.
 type Plan struct {
 	Name      string   `yaml:"name" json:"name"`

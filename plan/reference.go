@@ -45,6 +45,8 @@ func typeText(t reflect.Type) string {
 	switch {
 	case t == reflect.TypeOf(Duration(0)):
 		return "duration (10s, 2m)"
+	case t == reflect.TypeOf(Window{}):
+		return "duration (10s, 2m; 0s: none)"
 	case t == reflect.TypeOf(Station{}):
 		return "mapping (station fields)"
 	}

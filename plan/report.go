@@ -35,6 +35,18 @@ type StepResult struct {
 	// Limits are the step's measurements judged against its limits (a failed one fails
 	// the step; one in its marginal band makes the board marginal).
 	Limits []LimitResult `json:"limits,omitempty"`
+	// WindowS is how long the step measured: its traffic's windows (an iperf3 test,
+	// the frames' trials, a stability window, a sweep's points). SetupS is the rest of
+	// its time: connections, settling, reads and tear-down.
+	WindowS float64 `json:"window_s"`
+	SetupS  float64 `json:"setup_s"`
+	// LinkEvents are the events of the step's ports that the run's link watch saw
+	// while it ran, each with its time: carrier, speed, duplex and error counters, and
+	// those linerate caused itself (said so).
+	LinkEvents []string `json:"link_events,omitempty"`
+	// Flap is the first flap of the link during the step that linerate did not
+	// cause (its time and what happened): a stability fault, which fails the step.
+	Flap string `json:"flap,omitempty"`
 }
 
 // PortReport is one port's verdict in a multi-port report, and what its steps found
@@ -101,7 +113,10 @@ type Report struct {
 	Operator string    `json:"operator,omitempty"`
 	Started  time.Time `json:"started"`
 	Seconds  float64   `json:"seconds"`
-	Failed   []string  `json:"failed"`
+	// WindowS is the part of Seconds the steps measured in (a step on every port at
+	// once counts its longest window once); the rest is overhead.
+	WindowS float64  `json:"window_s"`
+	Failed  []string `json:"failed"`
 	// Marginal are the measurements in their marginal bands (FigureName), of the steps
 	// that passed: a board that passes with one is marginal.
 	Marginal []string           `json:"marginal,omitempty"`
@@ -222,11 +237,21 @@ func (r *Report) VerdictLine() string {
 	for _, k := range keys {
 		fmt.Fprintf(&b, " %s=%s", k, trimFloat(r.Figures[k]))
 	}
+	var flaps []string
+	for _, s := range r.Steps {
+		if s.Flap != "" {
+			at, _, _ := strings.Cut(s.Flap, " ")
+			flaps = append(flaps, s.ID+"@"+at)
+		}
+	}
+	if len(flaps) > 0 {
+		fmt.Fprintf(&b, " flaps=%s", strings.Join(flaps, ","))
+	}
 	failed := "-"
 	if len(r.Failed) > 0 {
 		failed = strings.Join(r.Failed, ",")
 	}
-	fmt.Fprintf(&b, " failed=%s elapsed=%.1fs", failed, r.Seconds)
+	fmt.Fprintf(&b, " failed=%s elapsed=%.1fs windows=%.1fs overhead=%.1fs", failed, r.Seconds, r.WindowS, max(r.Seconds-r.WindowS, 0))
 	return b.String()
 }
 

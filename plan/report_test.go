@@ -18,8 +18,15 @@ func sampleReport() *Report {
 
 func TestVerdictAndJUnit(t *testing.T) {
 	r := sampleReport()
-	if got, want := r.VerdictLine(), "LINERATE FAIL board=zc702 serial=SN123 mac=00:0a:35:00:01:22 frames_loss_pct=0 tcp-up_mbps=912.35 failed=tcp-up elapsed=41.2s"; got != want {
+	if got, want := r.VerdictLine(), "LINERATE FAIL board=zc702 serial=SN123 mac=00:0a:35:00:01:22 frames_loss_pct=0 tcp-up_mbps=912.35 failed=tcp-up elapsed=41.2s windows=0.0s overhead=41.2s"; got != want {
 		t.Errorf("verdict:\n got  %s\n want %s", got, want)
+	}
+	// A flap the run's link watch held against a step: the step and its time, and the
+	// run's time split into windows and overhead.
+	r2 := sampleReport()
+	r2.WindowS, r2.Steps[1].Flap = 30.5, "01:02:10.125 eth0 carrier down"
+	if got, want := r2.VerdictLine(), "LINERATE FAIL board=zc702 serial=SN123 mac=00:0a:35:00:01:22 frames_loss_pct=0 tcp-up_mbps=912.35 flaps=tcp-up@01:02:10.125 failed=tcp-up elapsed=41.2s windows=30.5s overhead=10.8s"; got != want {
+		t.Errorf("verdict with a flap:\n got  %s\n want %s", got, want)
 	}
 	b, err := r.JUnit()
 	if err != nil {

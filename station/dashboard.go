@@ -331,6 +331,7 @@ func (s *Server) reportsCSV(w http.ResponseWriter, req *http.Request) {
 var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"num":  trim,
 	"inc":  func(i int) int { return i + 1 },
+	"sub":  func(a, b float64) float64 { return max(a-b, 0) },
 	"when": func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
 	"join": func(s []string) string { return strings.Join(s, ", ") },
 	"res": func(p bool) string {
@@ -356,7 +357,7 @@ th{background:#f4f4f4}
 </style></head><body>
 <p><a href="/">all reports</a></p>
 <h1>{{.R.Board}} {{.R.Serial}} <span class="{{.R.Verdict}}">{{.R.Verdict}}</span></h1>
-<div class="sub">{{.R.MAC}} on {{.R.Interface}}, started {{when .R.Started}}, {{printf "%.1f" .R.Seconds}} s, linerate {{.R.Linerate}}{{if .R.Plan}}, plan {{.R.Plan.Name}}{{end}}{{if .M.PostedBy}}; posted by {{.M.PostedBy}} from {{.M.Remote}}{{else if .M.Remote}}; posted from {{.M.Remote}}{{end}}</div>
+<div class="sub">{{.R.MAC}} on {{.R.Interface}}, started {{when .R.Started}}, {{printf "%.1f" .R.Seconds}} s{{if gt .R.WindowS 0.0}} (measuring {{printf "%.1f" .R.WindowS}} s, overhead {{printf "%.1f" (sub .R.Seconds .R.WindowS)}} s){{end}}, linerate {{.R.Linerate}}{{if .R.Plan}}, plan {{.R.Plan.Name}}{{end}}{{if .M.PostedBy}}; posted by {{.M.PostedBy}} from {{.M.Remote}}{{else if .M.Remote}}; posted from {{.M.Remote}}{{end}}</div>
 {{if .S}}{{range .S.Flags}}<p class="flag"><span class="FAIL">{{.Kind}}</span> {{.Text}}</p>{{end}}{{end}}
 <h2>What produced it</h2>
 <table class="small"><tr><td>plan</td><td>{{if .R.Plan}}{{.R.Plan.Name}}{{end}} <span class="mono">{{.R.PlanSHA256}}</span></td></tr>
@@ -376,7 +377,7 @@ th{background:#f4f4f4}
 {{if .R.Ports}}<p>Ports: {{range .R.Ports}}<span class="nw">{{.Interface}} <span class="{{.Verdict}}">{{.Verdict}}</span>{{if .Failed}} ({{join .Failed}}){{end}}</span> {{end}}</p>{{end}}
 <table><tr><th>step</th><th>type</th><th>port</th><th>result</th><th>measured against the threshold</th><th>why it failed</th><th>time</th></tr>
 {{range .R.Steps}}{{range $i, $a := .Attempts}}<tr class="sub"><td>{{$a.ID}} (attempt {{inc $i}})</td><td>{{$a.Type}}</td><td>{{$a.Port}}</td><td><span class="{{res $a.Pass}}">{{res $a.Pass}}</span></td><td>{{$a.Summary}}</td><td>{{$a.Reason}}</td><td>{{printf "%.1f" $a.Seconds}}&nbsp;s</td></tr>
-{{end}}<tr><td>{{.ID}}</td><td>{{.Type}}</td><td>{{.Port}}</td><td><span class="{{res .Pass}}">{{res .Pass}}</span></td><td>{{.Summary}}</td><td>{{.Reason}}</td><td>{{printf "%.1f" .Seconds}}&nbsp;s</td></tr>
+{{end}}<tr><td>{{.ID}}</td><td>{{.Type}}</td><td>{{.Port}}</td><td><span class="{{res .Pass}}">{{res .Pass}}</span></td><td>{{.Summary}}</td><td>{{.Reason}}{{range .LinkEvents}}<div class="sub">{{.}}</div>{{end}}</td><td>{{printf "%.1f" .Seconds}}&nbsp;s{{if gt .WindowS 0.0}}<div class="sub">window {{printf "%.1f" .WindowS}}&nbsp;s</div>{{end}}</td></tr>
 {{end}}</table>
 {{if .R.Figures}}<h2>Figures</h2><table>{{range $k, $v := .R.Figures}}<tr><td>{{$k}}</td><td>{{num $v}}</td></tr>{{end}}</table>{{end}}
 {{range .Sweeps}}<h2>Sweep {{.ID}}</h2>{{.SVG}}{{end}}

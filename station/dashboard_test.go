@@ -75,6 +75,8 @@ func dashboardStation(t *testing.T) string {
 	d, _ := json.Marshal(res)
 	r.Steps = append(r.Steps, plan.StepResult{ID: "rings", Type: "sweep", Pass: true, Summary: "rings.rx over 2 values", Detail: d})
 	r.Steps[1].Reason = "412.0 Mbit/s is below 930"
+	r.Seconds, r.WindowS, r.Steps[1].WindowS, r.Steps[1].SetupS = 20, 14.5, 9.75, 0.5
+	r.Steps[1].LinkEvents = []string{"12:00:01.250 eth0 <b>rx_crc_errors</b> +3"}
 	doc := doctor.Report{Interfaces: []doctor.Interface{{Name: "eth0", Findings: []doctor.Finding{{ID: "RX_RING_SMALL", Severity: doctor.Warn, Why: "the RX ring holds 64 frames", Fix: "linerate tune eth0 --profile zc702"}}}}}
 	r.Doctor, _ = json.Marshal(doc)
 	b, _ := json.Marshal(r)
@@ -87,7 +89,8 @@ func dashboardStation(t *testing.T) string {
 func TestReportPageAndCSV(t *testing.T) {
 	base := dashboardStation(t)
 	code, page := get(t, base+"/reports/d2")
-	for _, want := range []string{"zc702 SN-d2", `<span class="FAIL">FAIL</span>`, "412.0 Mbit/s is below 930", "Sweep rings", "sweep of rings.rx on eth0", "RX_RING_SMALL", "linerate tune eth0 --profile zc702", "posted from 127.0.0.1:"} {
+	for _, want := range []string{"zc702 SN-d2", `<span class="FAIL">FAIL</span>`, "412.0 Mbit/s is below 930", "Sweep rings", "sweep of rings.rx on eth0", "RX_RING_SMALL", "linerate tune eth0 --profile zc702", "posted from 127.0.0.1:",
+		"20.0 s (measuring 14.5 s, overhead 5.5 s)", "window 9.8&nbsp;s", "12:00:01.250 eth0 &lt;b&gt;rx_crc_errors&lt;/b&gt; &#43;3"} {
 		if code != 200 || !strings.Contains(page, want) {
 			t.Errorf("report page lacks %q (%d)", want, code)
 		}

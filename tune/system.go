@@ -78,6 +78,9 @@ type System struct {
 	// an error stops the write as if it had failed (fault-injection tests).
 	BeforeWrite func(k Knob, n int) error
 	writes      int
+	// Settled is how long the writes so far waited for the link to come back after a
+	// knob that bounces it: measured, each wait ends when the carrier is back.
+	Settled time.Duration
 }
 
 // ErrCannotSet is returned for a kernel-held knob on a system that cannot change it.
@@ -137,6 +140,8 @@ func (s *System) Write(ctx context.Context, k Knob, v string) error {
 		return err
 	}
 	if hadCarrier {
+		t0 := time.Now()
+		defer func() { s.Settled += time.Since(t0) }()
 		return s.waitCarrier(ctx, k.Iface)
 	}
 	return nil

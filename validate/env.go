@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"time"
 
 	"github.com/zynqnet/linerate/board"
 	"github.com/zynqnet/linerate/nic"
@@ -40,6 +41,8 @@ type Env struct {
 	Root, API, StateDir, Version string
 	// Console takes whole lines; the ports' steps at once write to it safely.
 	Console io.Writer
+	// link is the run's watch of its ports' links, read only (nil: none).
+	link *linkWatch
 }
 
 // sysfs reads one of the port's /sys/class/net files ("" when it cannot).
@@ -60,6 +63,9 @@ type Outcome struct {
 	Measured map[string]float64 // numbers for the report
 	Figures  map[string]float64 // key figures for the verdict line
 	Detail   any                // what the step's tool reported, for the JSON report
+	// Window is how long the step measured (its traffic's windows); the rest of its
+	// time is its overhead.
+	Window time.Duration
 	Found
 }
 

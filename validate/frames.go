@@ -118,22 +118,27 @@ func (s *Frames) measure(ctx context.Context, e Env, p *engine.Port, tc engine.T
 		return Outcome{}, err
 	}
 	defer t.Close()
+	var w windows
+	tt := timedTrialer{t, &w}
 	if s.MinThroughputPct != nil {
-		rs, err := rfc2544.Run(ctx, t, rfc2544.Config{Sizes: []int{s.Size}, Trial: s.Duration.D(), Res: 1, Tests: []string{"throughput"}, LinkMbps: p.LinkMbps})
+		rs, err := rfc2544.Run(ctx, tt, rfc2544.Config{Sizes: []int{s.Size}, Trial: s.Duration.D(), Res: 1, Tests: []string{"throughput"}, LinkMbps: p.LinkMbps})
 		if err != nil {
 			return Outcome{}, err
 		}
-		return s.JudgeThroughput(e.ID, rs[0]), nil
+		o := s.JudgeThroughput(e.ID, rs[0])
+		o.Window = w.total()
+		return o, nil
 	}
 	fps, err := s.rate.FPS(p.LinkMbps, float64(s.Size))
 	if err != nil {
 		return Outcome{}, err
 	}
-	res, err := t.Trial(ctx, s.Size, fps, s.Duration.D(), 0)
+	res, err := tt.Trial(ctx, s.Size, fps, s.Duration.D(), 0)
 	if err != nil {
 		return Outcome{}, err
 	}
 	o := s.Judge(e.ID, res)
+	o.Window = w.total()
 	if tc.Kind == "one-way" {
 		o.Summary = strings.Replace(o.Summary, "through the reflector", "from "+p.Name+" to "+tc.RXPort, 1)
 		o.Summary = strings.Replace(o.Summary, "round trip", "one way", 1)

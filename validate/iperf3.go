@@ -96,7 +96,15 @@ func (s *Iperf3) Run(ctx context.Context, e Env) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("iperf3 to the station %s:%d: %w", st.Address, st.Port, err)
 	}
-	return s.Judge(e.ID, rep), nil
+	o := s.Judge(e.ID, rep)
+	// The test's own seconds, as its sender counted them: the rest (connecting, the
+	// streams' set-up, the results' exchange) is overhead.
+	secs := max(rep.End.SumSent.Seconds, rep.End.Received().Seconds)
+	if secs <= 0 {
+		secs = s.Duration.D().Seconds()
+	}
+	o.Window = time.Duration(min(secs, s.Duration.D().Seconds()) * float64(time.Second))
+	return o, nil
 }
 
 // Judge: the throughput the receiving side counted against min_mbps; for TCP the

@@ -34,7 +34,7 @@ var kinds = []struct {
 	{"iperf3", "An iperf3 test against the station's server: TCP throughput (and retransmits), or UDP at a bandwidth with its loss.", func() Kind { return new(Iperf3) }},
 	{"frames", "Test frames through the station's reflector: loss and round-trip p99 at a rate, or with min_throughput_pct the RFC 2544 throughput search.", func() Kind { return new(Frames) }},
 	{"loop", "Test frames from one port of the board to another cabled to it on the fixture (no station): a frames step's fields, one-way latency. A step of the whole board.", func() Kind { return new(Loop) }},
-	{"stability", "Watches the link (carrier, speed, duplex, error counters) while traffic runs: any event fails it, with its time.", func() Kind { return new(Stability) }},
+	{"stability", "Judges the link (carrier, speed, duplex, error counters): for its window while traffic runs, or with window 0s as the run's link watch saw it through the steps before it; any event fails it, with its time. The link is watched from the first step to the last: a flap during any other step fails that step as a stability fault.", func() Kind { return new(Stability) }},
 	{"counters", "Fails when an error counter of the port rose during the run (since the run read them at its start).", func() Kind { return new(Counters) }},
 	{"sweep", "Measures the port at each value of one tune knob through tune's transaction, and gives the knob back; the curve goes into the report.", func() Kind { return new(Sweep) }},
 }

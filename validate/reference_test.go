@@ -58,6 +58,12 @@ func TestReferenceFromKinds(t *testing.T) {
 			if v.Kind() == reflect.Pointer && v.IsNil() {
 				continue // an optional field whose absence the kind reads as its default (eeprom: true)
 			}
+			if w, ok := v.Interface().(*plan.Window); ok {
+				v = reflect.ValueOf(w.Duration)
+			}
+			if w, ok := v.Interface().(plan.Window); ok {
+				v = reflect.ValueOf(w.Duration)
+			}
 			if d, ok := v.Interface().(plan.Duration); ok {
 				if want, err := time.ParseDuration(f.Default); err != nil || d.D() != want {
 					t.Errorf("step type %s: %s defaults to %v, the reference says %q", k.name, f.Key, d.D(), f.Default)

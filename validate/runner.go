@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -36,9 +37,12 @@ type Runner struct {
 	// Started, when set, is told as each step starts (the station's list of boards in
 	// test follows it).
 	Started func(i int, s *plan.Step)
-	mu      sync.Mutex // the figures, found and undos, for the ports' steps at once
-	cmu     sync.Mutex // the console
-	done    Done
+	// Link is the run's watch of its ports' links (nil: none): a flap during a step
+	// fails it as a stability fault.
+	Link *linkWatch
+	mu   sync.Mutex // the figures, found and undos, for the ports' steps at once
+	cmu  sync.Mutex // the console
+	done Done
 }
 
 // Done is what a run of the steps gives: every result in the plan's order, the ids
@@ -48,6 +52,9 @@ type Done struct {
 	Failed  []string
 	Figures map[string]float64
 	Found   []PortFound
+	// WindowS is how long the steps measured: each step's window, the longest of its
+	// ports' when they ran at once.
+	WindowS float64
 }
 
 // PortFound is what a step found (its last attempt), with the port it ran on: an
@@ -83,6 +90,24 @@ func (r *Runner) targets(s *plan.Step) []target {
 	return out
 }
 
+// ifacesOf are the interfaces target t runs on: its port's, or a board step's ports.
+func (r *Runner) ifacesOf(t target) []string {
+	ports := r.Plan.Ports
+	if len(ports) == 0 {
+		ports = []plan.Port{{Interface: r.Plan.Interface}}
+	}
+	if t.port >= 0 && t.port < len(ports) {
+		return []string{ports[t.port].Interface}
+	}
+	var out []string
+	for _, p := range ports {
+		if t.ports == "" || slices.Contains(strings.Split(t.ports, "+"), p.Interface) {
+			out = append(out, p.Interface)
+		}
+	}
+	return out
+}
+
 // say writes a console line (whole, whatever runs at once).
 func (r *Runner) say(format string, a ...any) {
 	if r.Console == nil {
@@ -107,6 +132,7 @@ func (r *Runner) Run(ctx context.Context) Done {
 	r.done = Done{Figures: map[string]float64{}}
 	defer r.undo()
 	figures := r.done.Figures
+	since := time.Now()
 	for i := range r.Plan.Steps {
 		s := &r.Plan.Steps[i]
 		if r.Started != nil {
@@ -114,6 +140,9 @@ func (r *Runner) Run(ctx context.Context) Done {
 		}
 		ts := r.targets(s)
 		res := make([]plan.StepResult, len(ts))
+		// A link event between two steps is the next step's: the windows the link watch
+		// is read in cover the run without a gap.
+		from := since
 		if len(ts) > 1 && !s.Sequential {
 			// Every port at once: the board loaded as in service.
 			var wg sync.WaitGroup
@@ -121,15 +150,23 @@ func (r *Runner) Run(ctx context.Context) Done {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					res[j] = r.retried(budget, i, s, ts[j], grace, figures)
+					res[j] = r.retried(budget, i, s, ts[j], grace, figures, from)
 				}()
 			}
 			wg.Wait()
+			var w float64
+			for _, x := range res {
+				w = max(w, x.WindowS)
+			}
+			r.done.WindowS += w
 		} else {
 			for j := range ts {
-				res[j] = r.retried(budget, i, s, ts[j], grace, figures)
+				res[j] = r.retried(budget, i, s, ts[j], grace, figures, from)
+				from = time.Now()
+				r.done.WindowS += res[j].WindowS
 			}
 		}
+		since = time.Now()
 		for _, x := range res {
 			if !x.Pass {
 				r.done.Failed = append(r.done.Failed, x.ID)
@@ -191,11 +228,12 @@ func (r *Runner) found(f PortFound) {
 
 // retried runs step i on its target, again while it fails, up to the step's Retry
 // times; the result keeps the failed attempts.
-func (r *Runner) retried(budget context.Context, i int, s *plan.Step, t target, grace time.Duration, figures map[string]float64) plan.StepResult {
+func (r *Runner) retried(budget context.Context, i int, s *plan.Step, t target, grace time.Duration, figures map[string]float64, from time.Time) plan.StepResult {
 	var earlier []plan.StepResult
 	var res plan.StepResult
 	for try := 0; ; try++ {
-		res = r.attempt(budget, i, s, t, grace, figures)
+		res = r.attempt(budget, i, s, t, grace, figures, from)
+		from = time.Now()
 		if res.Pass || try >= s.Retry || budget.Err() != nil {
 			break
 		}
@@ -207,8 +245,8 @@ func (r *Runner) retried(budget context.Context, i int, s *plan.Step, t target, 
 }
 
 // attempt runs step i once on its target and says so on the console; its figures go
-// into figures.
-func (r *Runner) attempt(budget context.Context, i int, s *plan.Step, t target, grace time.Duration, figures map[string]float64) plan.StepResult {
+// into figures. The link events of its ports since from are its own.
+func (r *Runner) attempt(budget context.Context, i int, s *plan.Step, t target, grace time.Duration, figures map[string]float64, from time.Time) plan.StepResult {
 	start := time.Now()
 	res := plan.StepResult{ID: t.id, Type: s.Type, Port: t.ports}
 	var o Outcome
@@ -222,6 +260,8 @@ func (r *Runner) attempt(budget context.Context, i int, s *plan.Step, t target, 
 		o, err = runOne(budget, r.Do, s, t.port, grace)
 	}
 	res.Seconds = time.Since(start).Seconds()
+	res.WindowS = min(o.Window.Seconds(), res.Seconds)
+	res.SetupS = res.Seconds - res.WindowS
 	res.Pass = err == nil && (o.Pass || o.Skip)
 	res.Skipped = err == nil && o.Skip
 	res.Summary, res.Reason, res.Measured = o.Summary, o.Reason, o.Measured
@@ -232,6 +272,10 @@ func (r *Runner) attempt(budget context.Context, i int, s *plan.Step, t target, 
 		}
 	}
 	judgeLimits(&res, s.AllLimits())
+	holdLink(&res, s.Type, r.Link.Events(r.ifacesOf(t), from, time.Now()))
+	if s.Type == "link" && res.Pass {
+		r.Link.settle(r.ifacesOf(t), time.Now())
+	}
 	if o.Detail != nil {
 		if b, jerr := json.Marshal(o.Detail); jerr == nil {
 			res.Detail = b

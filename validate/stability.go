@@ -16,12 +16,17 @@ import (
 	"github.com/zynqnet/linerate/tune"
 )
 
-// Stability watches the port's link while traffic runs for the step's duration (frames
-// through the station's reflector by default, TCP to its iperf3 server, or none): any
-// carrier loss, speed or duplex change or error counter rise fails it, with its time. A
-// change linerate itself made (a tune bouncing the link for a ring change) does not.
+// Stability judges the port's link: for its window it runs traffic (frames through the
+// station's reflector by default, TCP to its iperf3 server, or none) while the link is
+// watched, and any carrier loss, speed or duplex change or error counter rise fails it,
+// with its time. With window 0s it has no window of its own: it judges the link as the
+// run's link watch saw it from the end of the link step (or the run's start) to this
+// step, the steps' own traffic its load. A change linerate itself made (a tune bouncing
+// the link for a ring change) does not count.
 type Stability struct {
-	Duration plan.Duration `yaml:"duration" json:"duration,omitempty" doc:"how long the link is watched" default:"10s"`
+	Window *plan.Window `yaml:"window" json:"window,omitempty" doc:"how long the step watches the link with its traffic; 0s: no window of its own, the link as the run's watch saw it through the steps before this one" default:"10s"`
+	// Duration is the window's former name, still read.
+	Duration plan.Duration `yaml:"duration" json:"duration,omitempty" doc:"the window's former name (give one of them)"`
 	Traffic  string        `yaml:"traffic" json:"traffic,omitempty" doc:"what runs meanwhile: frames through the reflector, tcp to the iperf3 server, or none" default:"frames"` // frames, tcp or none
 	Size     int           `yaml:"size" json:"size,omitempty" doc:"the frames' size with FCS" unit:"bytes" default:"512"`
 	Rate     string        `yaml:"rate" json:"rate,omitempty" doc:"the frames' rate" default:"1000pps"`
@@ -30,17 +35,29 @@ type Stability struct {
 	rate frames.Rate
 }
 
-// Check defaults 10 s of 512-byte frames at 1000 a second.
+// Check defaults a window of 10 s of 512-byte frames at 1000 a second.
 func (s *Stability) Check(p *plan.Plan) error {
-	if err := checkDuration(&s.Duration, 10*time.Second, time.Second); err != nil {
-		return err
+	switch {
+	case s.Window != nil && s.Duration != 0 && s.Window.Duration != s.Duration:
+		return fmt.Errorf("window %v and duration %v: give the window only (duration is its former name)", s.Window.D(), s.Duration.D())
+	case s.Window == nil:
+		d := s.Duration
+		if err := checkDuration(&d, 10*time.Second, time.Second); err != nil {
+			return err
+		}
+		s.Window = &plan.Window{Duration: d}
+	case s.Window.Duration != 0:
+		if err := checkDuration(&s.Window.Duration, 10*time.Second, time.Second); err != nil {
+			return err
+		}
 	}
+	s.Duration = s.Window.Duration
 	if s.Traffic == "" {
 		s.Traffic = "frames"
 	}
 	switch s.Traffic {
 	case "frames", "tcp":
-		if err := needStation(p); err != nil {
+		if err := needStation(p); err != nil && s.window() > 0 {
 			return err
 		}
 	case "none":
@@ -61,12 +78,20 @@ func (s *Stability) Check(p *plan.Plan) error {
 	return err
 }
 
+// window is the step's own window (0: none).
+func (s *Stability) window() time.Duration {
+	if s.Window == nil {
+		return s.Duration.D()
+	}
+	return s.Window.D()
+}
+
 // stabilityGrace is how long TCP traffic may take beyond the step's duration (the
 // connection, a busy station's turn, the results) before the step calls it stalled.
 const stabilityGrace = 20 * time.Second
 
 // Timeout: the watch and the traffic's set-up.
-func (s *Stability) Timeout() time.Duration { return s.Duration.D() + 30*time.Second }
+func (s *Stability) Timeout() time.Duration { return s.window() + 30*time.Second }
 
 // StabilityMeasurement is what the watch saw, and the traffic that ran meanwhile.
 type StabilityMeasurement struct {
@@ -74,8 +99,24 @@ type StabilityMeasurement struct {
 	Traffic string            `json:"traffic"`
 }
 
-// Run watches the link and runs the traffic for the duration.
+// Run runs the traffic for the window and judges what the run's link watch saw of it
+// (a watcher of its own where the run has none); with no window, what the run's watch
+// saw so far.
 func (s *Stability) Run(ctx context.Context, e Env) (Outcome, error) {
+	if s.window() == 0 {
+		if !e.link.Watching(e.Iface) {
+			return Outcome{}, fmt.Errorf("window 0s judges the run's link watch, which does not watch %s here: give the step a window", e.Iface)
+		}
+		from := e.link.Settled(e.Iface)
+		sum := e.link.Summary(e.Iface, from, time.Now())
+		return s.Judge(StabilityMeasurement{Watch: sum, Traffic: "the run's steps"}), nil
+	}
+	if e.link.Watching(e.Iface) {
+		start := time.Now()
+		traffic, terr := s.traffic(ctx, e)
+		sum := e.link.Summary(e.Iface, start, time.Now())
+		return s.judged(ctx, e, start, sum, traffic, terr)
+	}
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	w := nic.Watcher{Iface: e.Iface, API: e.API, Interval: time.Second, Excuse: tune.Excuse(e.Iface)}
@@ -94,20 +135,27 @@ func (s *Stability) Run(ctx context.Context, e Env) (Outcome, error) {
 	if werr != nil {
 		return Outcome{}, werr
 	}
+	return s.judged(ctx, e, start, sum, traffic, terr)
+}
+
+// judged is the step's outcome from the watch of its window and its traffic's.
+func (s *Stability) judged(ctx context.Context, e Env, start time.Time, sum *nic.WatchSummary, traffic string, terr error) (Outcome, error) {
 	if ctx.Err() != nil && (sum == nil || len(sum.Faults()) == 0) {
 		// The step's timeout or the plan's budget ended it: a link watched for less
 		// than the step's duration proves nothing.
-		return Outcome{}, fmt.Errorf("cut short after %.1fs of the %v watch: %w", time.Since(start).Seconds(), s.Duration.D(), context.Cause(ctx))
+		return Outcome{}, fmt.Errorf("cut short after %.1fs of the %v watch: %w", time.Since(start).Seconds(), s.window(), context.Cause(ctx))
 	}
 	if terr != nil && ctx.Err() == nil && len(sum.Faults()) == 0 {
 		return Outcome{}, terr
 	}
-	return s.Judge(StabilityMeasurement{Watch: sum, Traffic: traffic}), nil
+	o := s.Judge(StabilityMeasurement{Watch: sum, Traffic: traffic})
+	o.Window = time.Duration(sum.Seconds * float64(time.Second))
+	return o, nil
 }
 
 // traffic runs the step's traffic for its duration and says what it did.
 func (s *Stability) traffic(ctx context.Context, e Env) (string, error) {
-	d := s.Duration.D()
+	d := s.window()
 	switch s.Traffic {
 	case "tcp":
 		c := &iperf3.Client{Host: e.Station.Address, Port: e.Station.Port, Version: e.Version, ConnectTimeout: 5 * time.Second,

@@ -25,6 +25,7 @@ type Sweep struct {
 	Direction string        `yaml:"direction" json:"direction,omitempty" doc:"up (the board sends) or down, for tcp" default:"up"`
 	Duration  plan.Duration `yaml:"duration" json:"duration,omitempty" doc:"one measurement's duration" default:"3s"` // one measurement's
 	Repeat    int           `yaml:"repeat" json:"repeat,omitempty" doc:"measurements of each value, 1..100 (the median is kept)" default:"1"`
+	EarlyStop bool          `yaml:"early_stop" json:"early_stop,omitempty" doc:"with repeat: a value's measurements stop once its median cannot beat the best value's throughput so far (by 1%) even were the rest the best"`
 	Size      int           `yaml:"size" json:"size,omitempty" doc:"the frames' size with FCS, for frames" unit:"bytes" default:"512"`
 	Rate      string        `yaml:"rate" json:"rate,omitempty" doc:"the frames' rate, for frames" default:"1000pps"`
 	CPUs      string        `yaml:"cpus" json:"cpus,omitempty" doc:"senders and receive rings for frames, as gen's --cpus"`
@@ -121,14 +122,23 @@ func (s *Sweep) Run(ctx context.Context, e Env) (Outcome, error) {
 		return Outcome{}, err
 	}
 	defer t.Close()
+	var w windows
+	for i := range ms {
+		ms[i] = timedMeter{ms[i], s.Duration.D(), &w}
+	}
 	sw := &experiment.Sweep{Iface: e.Iface, Knob: s.Knob, Values: s.values, Repeat: s.Repeat, Meters: ms, Setter: t}
+	if s.EarlyStop {
+		sw.EarlyStop = &experiment.Objective{Goal: "throughput"}
+	}
 	head := &curve.Result{Knob: s.Knob, Columns: sw.Columns()}
 	sw.Progress = func(p curve.Point) { fmt.Fprintln(e.Console, "  "+head.PointLine(p)) }
 	res, err := sw.Run(ctx)
 	if err != nil {
 		return Outcome{}, err
 	}
-	return s.Judge(res), nil
+	o := s.Judge(res)
+	o.Window = w.total()
+	return o, nil
 }
 
 // Judge: the sweep passes when every value was applied (tune reads each write back) and

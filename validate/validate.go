@@ -95,6 +95,7 @@ type run struct {
 	serialSource string
 	console      io.Writer // the Validation's Console, a line at a time
 	in           *bufio.Scanner
+	link         *linkWatch // the ports' links from the first step to the last (nil: not watched)
 }
 
 // Run takes the plan's steps in order and returns the report, written to ReportDir and
@@ -142,11 +143,18 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 		}
 	}
 	up.Live(live)
-	runner := &Runner{Plan: v.Plan, Console: r.console, Do: r.do, Started: func(i int, s *plan.Step) {
+	if v.Root == "/" {
+		r.link = watchLinks(ctx, ifaces, v.API, r.console)
+		defer r.link.close()
+	}
+	runner := &Runner{Plan: v.Plan, Console: r.console, Do: r.do, Link: r.link, Started: func(i int, s *plan.Step) {
 		live.Event, live.Step, live.Index = "step", s.ID, i+1
 		up.Live(live)
 	}}
-	r.assemble(rep, r.runSteps(ctx, runner))
+	d := r.runSteps(ctx, runner)
+	r.link.close()
+	r.assemble(rep, d)
+	rep.WindowS = d.WindowS
 	rep.Show = r.show()
 	settle(rep)
 	rep.Seconds = time.Since(start).Seconds()
@@ -213,7 +221,7 @@ func (r *run) env(s *plan.Step, port int) Env {
 	ports := r.ports()
 	e := Env{ID: s.ID, Iface: ports[0].Interface, Station: ports[0].Station, Ports: ports, Multi: r.Plan.Multi(), First: true,
 		Board: r.board, Serial: r.serial, SerialSource: r.serialSource, Root: r.Root, API: r.API, StateDir: r.StateDir, Version: r.Version,
-		Console: r.console}
+		Console: r.console, link: r.link}
 	if port >= 0 {
 		e.Iface, e.Station, e.Ports, e.First = ports[port].Interface, ports[port].Station, ports[port:port+1], port == 0
 		if e.Multi {

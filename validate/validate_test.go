@@ -127,6 +127,9 @@ func TestParsePlanBad(t *testing.T) {
 		{"stability short", "  - id: x\n    type: stability\n    duration: 10ms\n", "at least 1s"},
 		{"stability counter", "  - id: x\n    type: stability\n    ignore: [rx_bogus]\n", "rx_bogus"},
 		{"stability size", "  - id: x\n    type: stability\n    size: 20\n", "size 20"},
+		{"stability window short", "  - id: x\n    type: stability\n    window: 10ms\n", "at least 1s"},
+		{"stability window negative", "  - id: x\n    type: stability\n    window: -1s\n", "want a duration of 0s or more"},
+		{"stability window and duration", "  - id: x\n    type: stability\n    window: 5s\n    duration: 10s\n", "give the window only (duration is its former name)"},
 	} {
 		_, err := Parse([]byte(goodPlan+tc.edit), "plan.yaml")
 		var pe *plan.Error

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -305,5 +307,93 @@ func TestValidateRevertsDeadRunsTune(t *testing.T) {
 	}
 	if mtu() != "1500" {
 		t.Errorf("MTU %s after the next run: the dead run's tune is still there", mtu())
+	}
+}
+
+// TestFlapDuringTCPStep: the run's link watch names a flap during a TCP step in that
+// step's result and fails the board for it as a stability fault, with the time; the
+// stability step without a window of its own judges the link as the run's watch saw it.
+// Each step's report says its measurement window and its overhead, and the verdict line
+// the run's.
+func TestFlapDuringTCPStep(t *testing.T) {
+	nstest.NeedTool(t, "iperf3")
+	b, st := boardPair(t)
+	srv := exec.Command("ip", "netns", "exec", st.Name, "iperf3", "-s")
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		srv.Process.Kill()
+		srv.Wait()
+	}()
+	waitListen(st, "5201")
+	plan := writePlan(t, `board: zc702
+interface: eth0
+station:
+  address: 198.18.61.1
+steps:
+  - {id: link, type: link}
+  - {id: tcp-up, type: iperf3, protocol: tcp, direction: up, duration: 4s, min_mbps: 1}
+  - {id: stable, type: stability, window: 0s}
+`)
+	reports := t.TempDir()
+	type step struct {
+		ID         string   `json:"id"`
+		Pass       bool     `json:"pass"`
+		Reason     string   `json:"reason"`
+		WindowS    float64  `json:"window_s"`
+		SetupS     float64  `json:"setup_s"`
+		Seconds    float64  `json:"seconds"`
+		Flap       string   `json:"flap"`
+		LinkEvents []string `json:"link_events"`
+	}
+	report := func(out string) (rep struct {
+		Seconds float64 `json:"seconds"`
+		WindowS float64 `json:"window_s"`
+		Steps   []step  `json:"steps"`
+	}) {
+		t.Helper()
+		m := regexp.MustCompile(`(?m)^linerate validate: reports (\S+)\.json and \S+ in (\S+)$`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no report named:\n%s", out)
+		}
+		body, err := os.ReadFile(filepath.Join(m[2], m[1]+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(body, &rep); err != nil || len(rep.Steps) != 3 {
+			t.Fatalf("report steps %+v", rep.Steps)
+		}
+		return rep
+	}
+	out, code := runIn(t, b, time.Minute, "validate", plan, "--serial", "NS-10", "--report-dir", reports)
+	verdict := regexp.MustCompile(`(?m)^LINERATE PASS board=zc702 serial=NS-10 .* failed=- elapsed=([\d.]+)s windows=([\d.]+)s overhead=([\d.]+)s$`).FindStringSubmatch(out)
+	if code != 0 || verdict == nil || !regexp.MustCompile(`stable\s+stability\s+PASS\s+\d+s watched with the run's steps: 0 link event\(s\), 0 carrier loss\(es\)`).MatchString(out) {
+		t.Fatalf("no flap: exit %d\n%s", code, out)
+	}
+	rep := report(out)
+	if tcp := rep.Steps[1]; tcp.WindowS < 3.9 || tcp.WindowS > 4.01 || tcp.SetupS <= 0 || tcp.SetupS > 3 || tcp.Flap != "" || len(tcp.LinkEvents) != 0 {
+		t.Errorf("the TCP step's window and overhead: %+v", tcp)
+	}
+	if rep.WindowS != rep.Steps[1].WindowS || verdict[2] != fmt.Sprintf("%.1f", rep.WindowS) {
+		t.Errorf("the run's windows %v (verdict line %s), want the TCP step's %v", rep.WindowS, verdict[2], rep.Steps[1].WindowS)
+	}
+	t.Logf("no flap: elapsed %ss = windows %ss + overhead %ss", verdict[1], verdict[2], verdict[3])
+
+	wg := flap(t, st, 1500*time.Millisecond, time.Second)
+	out, code = runIn(t, b, time.Minute, "validate", plan, "--serial", "NS-10", "--report-dir", reports)
+	wg.Wait()
+	at := `\d\d:\d\d:\d\d\.\d{3}`
+	if code != 1 || !regexp.MustCompile(`tcp-up\s+iperf3\s+FAIL .*: stability fault: the link flapped during this step: `+at+` eth0 carrier down; `+at+` eth0 carrier up after 1\.\d\ds`).MatchString(out) ||
+		!regexp.MustCompile(`stable\s+stability\s+FAIL .*the link was not stable: `+at+` eth0 carrier down`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^LINERATE FAIL board=zc702 serial=NS-10 .* flaps=tcp-up@`+at+` failed=tcp-up,stable elapsed=`).MatchString(out) {
+		t.Fatalf("a flap during the TCP step: exit %d\n%s", code, out)
+	}
+	rep = report(out)
+	if tcp := rep.Steps[1]; tcp.Pass || !regexp.MustCompile(`^`+at+` eth0 carrier down$`).MatchString(tcp.Flap) || len(tcp.LinkEvents) < 2 || !strings.HasPrefix(tcp.Reason, "stability fault") {
+		t.Errorf("the TCP step's result: %+v", tcp)
+	}
+	if l := rep.Steps[0]; len(l.LinkEvents) != 0 || !l.Pass {
+		t.Errorf("the link step saw the flap: %+v", l)
 	}
 }

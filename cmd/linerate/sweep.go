@@ -26,7 +26,7 @@ type sweepFlags struct {
 	api, direction                                                         *string
 	duration, carrierTimeout                                               time.Duration
 	repeat                                                                 int
-	json                                                                   bool
+	json, earlyStop                                                        bool
 }
 
 func (f *sweepFlags) register(fs *flag.FlagSet, knob bool) {
@@ -42,6 +42,7 @@ func (f *sweepFlags) register(fs *flag.FlagSet, knob bool) {
 	fs.StringVar(&f.cpus, "cpus", "1", "`N|all` senders and receive rings")
 	fs.DurationVar(&f.duration, "duration", 5*time.Second, "each measurement's length")
 	fs.IntVar(&f.repeat, "repeat", 1, "measure each point `N` times: the median and the spread, 1..100")
+	fs.BoolVar(&f.earlyStop, "early-stop", false, "with --repeat: a value's runs stop once it cannot beat the best so far (by 1%) even were its runs left the best (off: every run, for studies)")
 	fs.StringVar(&f.csv, "csv", "", "write the table to `FILE`")
 	fs.StringVar(&f.svg, "svg", "", "write the chart to `FILE`")
 	fs.BoolVar(&f.json, "json", false, "print the whole result as JSON instead of a line per point (progress goes to stderr)")
@@ -88,9 +89,12 @@ func (f *sweepFlags) parse(pos []string, knob bool) (string, []string, []experim
 }
 
 // sweep runs the sweep with progress and writes the files asked for.
-func (f *sweepFlags) sweep(ctx context.Context, iface string, values []string, ms []experiment.Meter, progress io.Writer) (*curve.Result, error) {
+func (f *sweepFlags) sweep(ctx context.Context, iface string, values []string, ms []experiment.Meter, progress io.Writer, o experiment.Objective) (*curve.Result, error) {
 	j := &experiment.Job{Sweep: experiment.Sweep{Iface: iface, Knob: f.knob, Values: values, Repeat: f.repeat, Meters: ms},
 		StateDir: f.stateDir, API: *f.api, CarrierTimeout: f.carrierTimeout, Duration: f.duration, CSV: f.csv, SVG: f.svg, Progress: progress}
+	if f.earlyStop {
+		j.Sweep.EarlyStop = &o
+	}
 	return j.Run(ctx)
 }
 
@@ -132,7 +136,7 @@ killed outright is undone with 'linerate revert IFACE --state-dir STATE-DIR/swee
 				if err != nil {
 					return err
 				}
-				res, err := f.sweep(ctx, iface, values, ms, f.progress(std))
+				res, err := f.sweep(ctx, iface, values, ms, f.progress(std), experiment.Objective{Goal: "throughput"})
 				return f.finish(res, err, std.Stdout)
 			}
 		},
@@ -178,7 +182,7 @@ func autotuneFlags(fs *flag.FlagSet) cli.Run {
 			return err
 		}
 		progress := f.progress(std)
-		res, err := f.sweep(ctx, iface, values, ms, progress)
+		res, err := f.sweep(ctx, iface, values, ms, progress, a.Objective)
 		if err != nil || res.Interrupted {
 			return f.finish(res, err, std.Stdout)
 		}

@@ -53,9 +53,9 @@ func rmemOf(t *testing.T, ns *nstest.NS) string {
 type sweepJSON struct {
 	Knob   string
 	Points []struct {
-		Value, Applied, Error string
-		Runs                  []map[string]float64
-		Median                map[string]float64
+		Value, Applied, Error, Stopped string
+		Runs                           []map[string]float64
+		Median                         map[string]float64
 	}
 	Restored    bool
 	Interrupted bool
@@ -135,6 +135,30 @@ func TestSweepInNamespaces(t *testing.T) {
 	}
 	os.MkdirAll(filepath.Join("..", "..", "out"), 0o755) // the chart the README shows
 	os.WriteFile(filepath.Join("..", "..", "out", "sweep-veth.svg"), s, 0o644)
+}
+
+// TestSweepEarlyStopInNamespaces: with --early-stop, a value that has lost (a 4 KB
+// receive buffer after the default's three runs) stops after two of its three runs:
+// its median cannot reach the default's even were its third run the best possible.
+func TestSweepEarlyStopInNamespaces(t *testing.T) {
+	a, _, _ := sweepPair(t)
+	tiny, dflt := "4096 4096 4096", "4096 131072 6291456"
+	cmd, out, errOut := linerateIn(t, a, "sweep", "a0", "--knob", "sysctl.net.ipv4.tcp_rmem", "--values", dflt+";"+tiny,
+		"--iperf3", "198.18.7.2", "--direction", "down", "--duration", "1s", "--repeat", "3", "--early-stop", "--json", "--state-dir", t.TempDir())
+	if !waitOrKill(cmd, 60*time.Second) || cmd.ProcessState.ExitCode() != 0 {
+		t.Fatalf("sweep: exit %d\n%s\n%s", cmd.ProcessState.ExitCode(), out, errOut)
+	}
+	var r sweepJSON
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil || len(r.Points) != 2 || !r.Restored {
+		t.Fatalf("sweep result (%v): %s\n%s", err, out, errOut)
+	}
+	if p := r.Points[0]; len(p.Runs) != 3 || p.Stopped != "" {
+		t.Errorf("the default, best so far, measured in full: %+v", p)
+	}
+	if p := r.Points[1]; len(p.Runs) != 2 || p.Stopped != "stopped after 2 of 3 runs: it cannot beat sysctl.net.ipv4.tcp_rmem="+dflt+" any more" ||
+		!strings.Contains(errOut.String(), "(stopped after 2 of 3 runs") {
+		t.Errorf("the 4 KB buffer: %+v\n%s", p, errOut)
+	}
 }
 
 // TestSweepInterrupted: SIGINT (Ctrl-C) or SIGTERM in the middle of a sweep gives

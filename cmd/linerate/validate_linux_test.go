@@ -81,7 +81,7 @@ steps:
 		}
 		return out.String() + errOut.String(), cmd.ProcessState.ExitCode()
 	}
-	verdict := regexp.MustCompile(`(?m)^LINERATE (PASS|FAIL) board=zc702 serial=NS-0042 mac=\S+ .* failed=(\S+) elapsed=\S+$`)
+	verdict := regexp.MustCompile(`(?m)^LINERATE (PASS|FAIL) board=zc702 serial=NS-0042 mac=\S+ .* failed=(\S+) elapsed=\S+ windows=\S+ overhead=\S+$`)
 
 	s := startStation()
 	out, code := validate(good)

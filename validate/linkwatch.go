@@ -1,0 +1,260 @@
+package validate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zynqnet/linerate/nic"
+	"github.com/zynqnet/linerate/plan"
+	"github.com/zynqnet/linerate/tune"
+)
+
+// The run-long link watch: every port's link (carrier as rtnetlink announces it, speed,
+// duplex, error counters) watched from before the first step to after the last, so a
+// flap during any step is named in that step's result and fails it as a stability
+// fault, and the stability step judges its window from the same record instead of
+// watching the link a second time.
+
+// flapKinds are the link events that are flaps: the link going away or coming back
+// different. A carrier that comes up (a link still negotiating) is not, nor an error
+// counter's rise (the counters step judges those, with its ignore list).
+var flapKinds = map[string]bool{"carrier-down": true, "speed": true, "duplex": true}
+
+// linkWatch is the run's watch of its ports.
+type linkWatch struct {
+	mu    sync.Mutex
+	ports map[string]*portWatch
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+}
+
+// portWatch is what the watch saw of one port: its state as it began, and every event
+// since, in order.
+type portWatch struct {
+	begun time.Time
+	start string // the port's state as the watch began ("" until it has begun)
+	// settled is when the port's link step last passed: its negotiation is over.
+	settled time.Time
+	events  []nic.LinkEvent
+	err     error // why the port is not watched
+}
+
+// watchLinks starts a watcher of each interface; stop ends them. An interface whose
+// watch cannot start is said on console once, and its steps are judged without it.
+func watchLinks(ctx context.Context, ifaces []string, api string, console io.Writer) *linkWatch {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &linkWatch{ports: map[string]*portWatch{}, stop: cancel}
+	ready := make(chan struct{}, len(ifaces))
+	for _, iface := range ifaces {
+		if w.ports[iface] != nil {
+			continue
+		}
+		p := &portWatch{begun: time.Now()}
+		w.ports[iface] = p
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			nw := nic.Watcher{Iface: iface, API: api, Interval: time.Second, Excuse: tune.Excuse(iface), Started: func(state string) {
+				w.mu.Lock()
+				p.start, p.begun = state, time.Now()
+				w.mu.Unlock()
+				ready <- struct{}{}
+			}}
+			_, err := nw.Watch(ctx, func(ev nic.LinkEvent) {
+				w.mu.Lock()
+				p.events = append(p.events, ev)
+				w.mu.Unlock()
+				if ev.Kind != "counter" {
+					// As it happens, for the operator; counter rises go into the steps' results.
+					fmt.Fprintln(console, "  "+ev.String())
+				}
+			})
+			if err != nil {
+				w.mu.Lock()
+				p.err = err
+				w.mu.Unlock()
+				fmt.Fprintf(console, "linerate validate: %s: the run-long link watch could not start (%v): flaps are seen by the stability step's window only\n", iface, err)
+				ready <- struct{}{}
+			}
+		}()
+	}
+	// The first step's window begins once every watch has read its port.
+	for range w.ports {
+		select {
+		case <-ready:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	return w
+}
+
+// close ends the watch and waits for its watchers.
+func (w *linkWatch) close() {
+	if w == nil {
+		return
+	}
+	w.stop()
+	w.wg.Wait()
+}
+
+// Events are the events of the ports from from to to (inclusive), in time order; nil
+// without a watch.
+func (w *linkWatch) Events(ifaces []string, from, to time.Time) []nic.LinkEvent {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []nic.LinkEvent
+	for _, iface := range ifaces {
+		p := w.ports[iface]
+		if p == nil {
+			continue
+		}
+		for _, ev := range p.events {
+			if !ev.Time.Before(from) && !ev.Time.After(to) {
+				out = append(out, ev)
+			}
+		}
+	}
+	return out
+}
+
+// settle marks the ports' links negotiated (their link step passed) at t.
+func (w *linkWatch) settle(ifaces []string, t time.Time) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, iface := range ifaces {
+		if p := w.ports[iface]; p != nil {
+			p.settled = t
+		}
+	}
+}
+
+// Settled is when the port's link is judged from: the end of its last passing link
+// step, or the watch's start.
+func (w *linkWatch) Settled(iface string) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.ports[iface]
+	if p.settled.After(p.begun) {
+		return p.settled
+	}
+	return p.begun
+}
+
+// Watching says whether the port's link is watched (its watch began and holds).
+func (w *linkWatch) Watching(iface string) bool {
+	if w == nil {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.ports[iface]
+	return p != nil && p.start != "" && p.err == nil
+}
+
+// Summary is what the watch saw of iface from from to to, as a watcher of that window
+// alone would have said it: the state as the window began, its events, the carrier
+// losses and the time without carrier (not excused), and the error counters that rose.
+func (w *linkWatch) Summary(iface string, from, to time.Time) *nic.WatchSummary {
+	w.mu.Lock()
+	p := w.ports[iface]
+	state, evs := p.start, append([]nic.LinkEvent(nil), p.events...)
+	w.mu.Unlock()
+	sum := &nic.WatchSummary{Iface: iface, Seconds: to.Sub(from).Seconds(), Events: []nic.LinkEvent{}, Counters: map[string]uint64{}}
+	up := strings.HasPrefix(state, "carrier up")
+	var downSince time.Time
+	if !up {
+		downSince = from
+	}
+	for _, ev := range evs {
+		if ev.Time.Before(from) {
+			switch ev.Kind {
+			case "carrier-down":
+				up, state, downSince = false, "no carrier", from
+			case "carrier-up":
+				up, state = true, "carrier up"
+			}
+			continue
+		}
+		if ev.Time.After(to) {
+			break
+		}
+		if sum.Start == "" {
+			sum.Start = state
+		}
+		sum.Events = append(sum.Events, ev)
+		switch {
+		case ev.Kind == "carrier-down" && up:
+			up, downSince = false, ev.Time
+			if ev.Excused == "" {
+				sum.Downs++
+			}
+		case ev.Kind == "carrier-up" && !up:
+			up = true
+			sum.Down += ev.Time.Sub(downSince)
+		case ev.Kind == "counter":
+			if name, n, ok := counterRise(ev.Detail, iface); ok {
+				sum.Counters[name] += n
+			}
+		}
+	}
+	if sum.Start == "" {
+		sum.Start = state
+	}
+	if !up {
+		sum.Down += to.Sub(downSince)
+	}
+	sum.DownS = sum.Down.Seconds()
+	return sum
+}
+
+// counterRise reads a counter event's detail, "eth0 rx_crc_errors +3".
+func counterRise(detail, iface string) (string, uint64, bool) {
+	f := strings.Fields(strings.TrimPrefix(detail, iface+" "))
+	if len(f) != 2 || !strings.HasPrefix(f[1], "+") {
+		return "", 0, false
+	}
+	n, err := strconv.ParseUint(f[1][1:], 10, 64)
+	return f[0], n, err == nil
+}
+
+// holdLink puts the link events the run-long watch saw during an attempt into its
+// result, and fails the attempt as a stability fault on a flap of its ports that
+// linerate did not cause. A link step waits for the link as it negotiates and a
+// stability step judges the same events by its own rule: their events are named, not
+// held against them here.
+func holdLink(res *plan.StepResult, typ string, evs []nic.LinkEvent) {
+	var flaps, said []string
+	for _, ev := range evs {
+		res.LinkEvents = append(res.LinkEvents, ev.String())
+		if ev.Excused != "" || ev.Kind == "counter" {
+			continue
+		}
+		said = append(said, ev.String())
+		if flapKinds[ev.Kind] {
+			flaps = append(flaps, ev.String())
+		}
+	}
+	if len(flaps) == 0 || typ == "link" {
+		return
+	}
+	res.Flap = flaps[0]
+	if typ == "stability" {
+		return
+	}
+	reason := "stability fault: the link flapped during this step: " + strings.Join(said, "; ")
+	if !res.Pass && res.Reason != "" {
+		reason += "; and " + res.Reason
+	}
+	res.Pass, res.Skipped, res.Reason = false, false, reason
+}

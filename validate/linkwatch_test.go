@@ -1,0 +1,65 @@
+package validate
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zynqnet/linerate/nic"
+	"github.com/zynqnet/linerate/plan"
+)
+
+// The run's link watch, read for a window: the state the window began in, its events,
+// carrier losses and time without carrier (not what linerate caused), counter rises;
+// and a step's result with a flap of its window.
+func TestLinkWatchWindows(t *testing.T) {
+	t0 := time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	ev := func(s float64, kind, detail, excused string) nic.LinkEvent {
+		return nic.LinkEvent{Time: at(s), Kind: kind, Detail: "eth0 " + detail, Excused: excused}
+	}
+	w := &linkWatch{ports: map[string]*portWatch{"eth0": {begun: t0, start: "carrier up, 1000 Mb/s full", events: []nic.LinkEvent{
+		ev(1, "carrier-down", "carrier down", "linerate was changing the port: tune"),
+		ev(3, "carrier-up", "carrier up after 2.00s", "linerate was changing the port: tune"),
+		ev(10, "counter", "rx_crc_errors +3", ""),
+		ev(12, "carrier-down", "carrier down", ""),
+		ev(12.5, "carrier-up", "carrier up after 0.50s", ""),
+		ev(20, "carrier-down", "carrier down", ""),
+	}}}}
+	s := w.Summary("eth0", at(5), at(22))
+	if s.Start != "carrier up" || len(s.Events) != 4 || s.Downs != 2 || s.DownS != 2.5 || s.Counters["rx_crc_errors"] != 3 || s.Seconds != 17 {
+		t.Errorf("summary 5..22 s: %+v", s)
+	}
+	if s := w.Summary("eth0", at(2), at(4)); s.Start != "no carrier" || s.Downs != 0 || s.DownS != 1 || len(s.Faults()) != 0 {
+		t.Errorf("summary 2..4 s (in the tune's bounce): %+v", s)
+	}
+	w.settle([]string{"eth0"}, at(4))
+	if got := w.Settled("eth0"); !got.Equal(at(4)) {
+		t.Errorf("settled %v", got)
+	}
+
+	res := plan.StepResult{ID: "tcp-up", Type: "iperf3", Pass: true}
+	holdLink(&res, "iperf3", w.Events([]string{"eth0"}, at(0), at(5)))
+	if !res.Pass || res.Flap != "" || len(res.LinkEvents) != 2 || !strings.Contains(res.LinkEvents[0], "not counted") {
+		t.Errorf("the tune's own bounce held against a step: %+v", res)
+	}
+	res = plan.StepResult{ID: "tcp-up", Type: "iperf3", Reason: "1.0 Mbit/s is below 900"}
+	holdLink(&res, "iperf3", w.Events([]string{"eth0"}, at(9), at(13)))
+	if res.Pass || res.Flap != "03:00:12.000 eth0 carrier down" ||
+		res.Reason != "stability fault: the link flapped during this step: 03:00:12.000 eth0 carrier down; 03:00:12.500 eth0 carrier up after 0.50s; and 1.0 Mbit/s is below 900" {
+		t.Errorf("a flap during a failing step: %+v", res)
+	}
+	res = plan.StepResult{ID: "link", Type: "link", Pass: true}
+	holdLink(&res, "link", w.Events([]string{"eth0"}, at(9), at(13)))
+	if !res.Pass || res.Flap != "" || len(res.LinkEvents) != 3 {
+		t.Errorf("the link step is held for its negotiation: %+v", res)
+	}
+	res = plan.StepResult{ID: "c", Type: "counters", Pass: true}
+	holdLink(&res, "counters", w.Events([]string{"eth0"}, at(9), at(11)))
+	if !res.Pass || len(res.LinkEvents) != 1 {
+		t.Errorf("a counter's rise is the counters step's to judge: %+v", res)
+	}
+	if evs := (*linkWatch)(nil).Events([]string{"eth0"}, t0, at(30)); evs != nil {
+		t.Errorf("no watch: %v", evs)
+	}
+}
