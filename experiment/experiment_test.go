@@ -244,9 +244,7 @@ func TestSweepEarlyStop(t *testing.T) {
 		ss := &settleSetter{settle: map[string]time.Duration{"512": 1500 * time.Millisecond}}
 		m := &tableMeter{fs: &ss.fakeSetter, runs: runs, took: map[string]int{}}
 		s := &Sweep{Knob: "rings.rx", Values: []string{"64", "128", "256", "512"}, Repeat: 5, Meters: []Meter{m}, Setter: ss}
-		if early {
-			s.EarlyStop = &Objective{Goal: "throughput"}
-		}
+		s.EarlyStop, s.Objective = early, Objective{Goal: "throughput"}
 		res, err := s.Run(context.Background())
 		if err != nil || len(res.Points) != 4 {
 			t.Fatalf("early %v: %+v %v", early, res, err)

@@ -24,6 +24,7 @@ type MeterSpec struct {
 	Rate      string // the frames' rate (frames.ParseRate)
 	CPUs      string // senders and rings (engine.ParseCPUs)
 	Duration  time.Duration
+	Repeat    int    // measurements of each point, 1..100
 	Version   string // linerate's, for iperf3's cookie and banner
 }
 
@@ -38,6 +39,9 @@ func (m MeterSpec) Meters(root, iface string) ([]Meter, error) {
 	}
 	if m.Direction != "up" && m.Direction != "down" {
 		return nil, badinput.Errorf("--direction %q: want up or down", m.Direction)
+	}
+	if m.Repeat < 1 || m.Repeat > 100 {
+		return nil, badinput.Errorf("--repeat %d: want 1..100", m.Repeat)
 	}
 	var ms []Meter
 	if m.Iperf3 != "" {

@@ -46,10 +46,11 @@ type Sweep struct {
 	Setter      Setter
 	// Progress, when set, gets each point as it is measured.
 	Progress func(curve.Point)
-	// EarlyStop, when set, stops a repeated point once it cannot beat the best point so
-	// far under this objective (by Pick's 1%), even if every run left came out best:
-	// fewer runs for values that have lost. Off for studies, which want every run.
-	EarlyStop *Objective
+	// EarlyStop stops a repeated point once it cannot beat the best point so far under
+	// Objective (by Pick's 1%), even if every run left came out best: fewer runs for
+	// values that have lost. Off for studies, which want every run.
+	EarlyStop bool
+	Objective Objective
 }
 
 // Columns are the figures of every meter, in order.
@@ -103,8 +104,8 @@ func (s *Sweep) point(ctx context.Context, v string, sofar *curve.Result) curve.
 	}
 	n := max(s.Repeat, 1)
 	for i := 0; i < n; i++ {
-		if i > 0 && s.EarlyStop != nil {
-			if why := s.EarlyStop.lost(p.Runs, n-i, sofar); why != "" {
+		if i > 0 && s.EarlyStop {
+			if why := s.Objective.lost(p.Runs, n-i, sofar); why != "" {
 				p.Stopped = fmt.Sprintf("stopped after %d of %d runs: %s", i, n, why)
 				break
 			}

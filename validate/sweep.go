@@ -126,10 +126,8 @@ func (s *Sweep) Run(ctx context.Context, e Env) (Outcome, error) {
 	for i := range ms {
 		ms[i] = timedMeter{ms[i], s.Duration.D(), &w}
 	}
-	sw := &experiment.Sweep{Iface: e.Iface, Knob: s.Knob, Values: s.values, Repeat: s.Repeat, Meters: ms, Setter: t}
-	if s.EarlyStop {
-		sw.EarlyStop = &experiment.Objective{Goal: "throughput"}
-	}
+	sw := &experiment.Sweep{Iface: e.Iface, Knob: s.Knob, Values: s.values, Repeat: s.Repeat, Meters: ms, Setter: t,
+		EarlyStop: s.EarlyStop, Objective: experiment.Objective{Goal: "throughput"}}
 	head := &curve.Result{Knob: s.Knob, Columns: sw.Columns()}
 	sw.Progress = func(p curve.Point) { fmt.Fprintln(e.Console, "  "+head.PointLine(p)) }
 	res, err := sw.Run(ctx)

@@ -72,11 +72,8 @@ func (f *sweepFlags) parse(pos []string, knob bool) (string, []string, []experim
 			return "", nil, nil, usageError("--knob/--values: %v", err)
 		}
 	}
-	if f.repeat < 1 || f.repeat > 100 {
-		return "", nil, nil, usageError("--repeat %d: want 1..100", f.repeat)
-	}
 	ms, err := experiment.MeterSpec{Iperf3: f.iperf3, Direction: *f.direction, Reflector: f.reflector, Sizes: f.sizes, Rate: f.rate,
-		CPUs: f.cpus, Duration: f.duration, Version: version}.Meters("/", iface)
+		CPUs: f.cpus, Duration: f.duration, Repeat: f.repeat, Version: version}.Meters("/", iface)
 	if err != nil {
 		return "", nil, nil, usageError("%v", err)
 	}
@@ -90,11 +87,8 @@ func (f *sweepFlags) parse(pos []string, knob bool) (string, []string, []experim
 
 // sweep runs the sweep with progress and writes the files asked for.
 func (f *sweepFlags) sweep(ctx context.Context, iface string, values []string, ms []experiment.Meter, progress io.Writer, o experiment.Objective) (*curve.Result, error) {
-	j := &experiment.Job{Sweep: experiment.Sweep{Iface: iface, Knob: f.knob, Values: values, Repeat: f.repeat, Meters: ms},
+	j := &experiment.Job{Sweep: experiment.Sweep{Iface: iface, Knob: f.knob, Values: values, Repeat: f.repeat, Meters: ms, EarlyStop: f.earlyStop, Objective: o},
 		StateDir: f.stateDir, API: *f.api, CarrierTimeout: f.carrierTimeout, Duration: f.duration, CSV: f.csv, SVG: f.svg, Progress: progress}
-	if f.earlyStop {
-		j.Sweep.EarlyStop = &o
-	}
 	return j.Run(ctx)
 }
 
