@@ -92,10 +92,7 @@ func (r *Runner) targets(s *plan.Step) []target {
 
 // ifacesOf are the interfaces target t runs on: its port's, or a board step's ports.
 func (r *Runner) ifacesOf(t target) []string {
-	ports := r.Plan.Ports
-	if len(ports) == 0 {
-		ports = []plan.Port{{Interface: r.Plan.Interface}}
-	}
+	ports := portsOf(r.Plan)
 	if t.port >= 0 && t.port < len(ports) {
 		return []string{ports[t.port].Interface}
 	}

@@ -199,11 +199,14 @@ func (r *run) checkInterfaces() error {
 }
 
 // ports are the plan's ports (one for a plan of one interface).
-func (r *run) ports() []plan.Port {
-	if len(r.Plan.Ports) == 0 {
-		return []plan.Port{{Interface: r.Plan.Interface, Station: r.Plan.Station}}
+func (r *run) ports() []plan.Port { return portsOf(r.Plan) }
+
+// portsOf are a plan's ports: its ports:, or its one interface with its station.
+func portsOf(p *plan.Plan) []plan.Port {
+	if len(p.Ports) == 0 {
+		return []plan.Port{{Interface: p.Interface, Station: p.Station}}
 	}
-	return r.Plan.Ports
+	return p.Ports
 }
 
 // do runs one step of the plan with its kind, on one port (its index) or, for a step of
