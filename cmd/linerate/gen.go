@@ -155,7 +155,7 @@ after --duration, at --count frames, or once every stream counted has sent its e
 func reflectCommand() *cli.Command {
 	return &cli.Command{
 		Name: "reflect", Summary: "send test frames back to their sender",
-		Usage: []string{"reflect IFACE [--duration 10m] [--cpus N|all] [--json]"},
+		Usage: []string{"reflect IFACE [--duration 10m] [--cpus N|all] [--realtime on|CPU] [--json]"},
 		About: `Sends every test frame addressed to IFACE's MAC back to where it came from (MACs swapped),
 for 'linerate rfc2544 --peer' or 'linerate gen' + 'linerate sink' on the other machine,
 which then measures round-trip latency. Anything else arriving is left alone.`,
@@ -163,14 +163,15 @@ which then measures round-trip latency. Anything else arriving is left alone.`,
 		Flags: func(fs *flag.FlagSet) cli.Run {
 			duration := fs.Duration("duration", 10*time.Minute, "how long to reflect")
 			asJSON := fs.Bool("json", false, "the result as JSON")
-			var cpus int
+			var cpus, rt = 0, engine.Realtime{}
 			fs.Var(engine.CPUsValue{P: &cpus}, "cpus", "`N|all` pairs of rings, the receive rings sharing the frames by flow (PACKET_FANOUT), each pair on a thread pinned to a CPU of its own (default: one pair, not pinned)")
+			fs.Var(engine.RealtimeValue{P: &rt}, "realtime", "`on|CPU` the reflecting threads real-time (SCHED_FIFO 10) and memory locked, as root or with CAP_SYS_NICE; a CPU number also pins the one thread there, busy-polling its ring: give it a CPU nothing else needs (linerate station does so when the machine has CPUs to spare) (default: off)")
 			return func(ctx context.Context, pos []string, std cli.IO) error {
 				iface, err := oneBounded(pos, *duration)
 				if err != nil {
 					return err
 				}
-				res, err := engine.Reflect(ctx, "/", iface, cpus, *duration, std.Stderr)
+				res, err := engine.Reflect(ctx, "/", iface, cpus, rt, *duration, std.Stderr)
 				if err != nil {
 					return err
 				}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -318,6 +320,8 @@ func TestEngineBadInput(t *testing.T) {
 		{[]string{"sink", "a0", "--fanout", "rr"}, `fanout "rr": want hash or cpu`},
 		{[]string{"sink", "a0", "--cpus", "999"}, "999 CPUs asked for"},
 		{[]string{"reflect", "a0", "--cpus", "999"}, "999 CPUs asked for"},
+		{[]string{"reflect", "a0", "--realtime", "fast"}, `--realtime "fast": want on, off or a CPU number`},
+		{[]string{"reflect", "a0", "--realtime", "1", "--cpus", "2"}, "give --cpus with --realtime on"},
 		{[]string{"rfc2544", "a0", "--peer", dst, "--cpus", "-3"}, `--cpus "-3"`},
 		{[]string{"rfc2544", "a0", "--loop", "b0", "--hw-timestamps"}, "--hw-timestamps measures round trips through a reflector"},
 	} {
@@ -607,4 +611,76 @@ func cpusOf(t *testing.T) []int {
 		t.Fatal(err)
 	}
 	return cpus
+}
+
+// TestReflectorRealtime: a reflector (a process of its own, as a station runs it) with
+// --realtime on its thread SCHED_FIFO, and with --realtime CPU its thread pinned to that
+// CPU busy polling (not real-time: the kernel would throttle a spinning one 50 ms a
+// second); each says so on its first line and in its result, and answers the frames of
+// a latency test.
+func TestReflectorRealtime(t *testing.T) {
+	nstest.Require(t)
+	a, b := nstest.New(t), nstest.New(t)
+	noIPv6(t, a, b)
+	a.Veth(t, "a0", "b0", b, 1)
+	cpus, err := rawsock.CPUs(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := strconv.Itoa(cpus[len(cpus)-1])
+	for _, tc := range []struct{ arg, want, policy, cpus string }{
+		{"on", fmt.Sprintf("real-time (SCHED_FIFO %d), memory locked", rawsock.RTPriority), "1", ""},
+		{last, "busy polling on CPU " + last + ", memory locked", "0", last},
+	} {
+		cmd, out, errOut := linerateIn(t, b, "reflect", "b0", "--realtime", tc.arg, "--duration", "4s", "--json")
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(errOut.String(), tc.want) && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		// ip netns exec execs linerate: its pid is the command's. The reflecting thread is
+		// the one named by its policy (field 41 of its stat) or by its CPUs.
+		found := 0
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", cmd.Process.Pid))
+		for _, task := range tasks {
+			dir := fmt.Sprintf("/proc/%d/task/%s/", cmd.Process.Pid, task.Name())
+			stat, _ := os.ReadFile(dir + "stat")
+			status, _ := os.ReadFile(dir + "status")
+			f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+			pinned := regexp.MustCompile(`(?m)^Cpus_allowed_list:\s*(\S+)$`).FindSubmatch(status)
+			switch {
+			case len(f) < 39:
+			case tc.policy == "1" && f[38] == "1":
+				found++
+			case tc.cpus != "" && pinned != nil && string(pinned[1]) == tc.cpus && f[38] == "0":
+				found++
+			}
+		}
+		if found != 1 {
+			t.Errorf("--realtime %s: %d reflecting threads as asked (policy %s, CPUs %q), want 1", tc.arg, found, tc.policy, tc.cpus)
+		}
+		o := cliIn(a, "rfc2544", "a0", "--peer", macOf(t, b, "b0"), "--sizes", "128", "--trial", "2s", "--tests", "latency",
+			"--link-mbps", "1", "--json")
+		if !waitOrKill(cmd, 20*time.Second) {
+			t.Fatal("reflect did not end by itself")
+		}
+		r := decode[struct {
+			Results []struct {
+				Latency *struct {
+					NS struct{ P50, P99 int64 } `json:"latency_ns"`
+				}
+			}
+		}](t, "rfc2544 latency", o)
+		refl := decode[struct {
+			Reflected uint64
+			Realtime  string
+		}](t, "reflect", cliOut{out.String(), errOut.String(), cmd.ProcessState.ExitCode()})
+		if refl.Realtime != tc.want || !strings.Contains(errOut.String(), "reflect b0 (") {
+			t.Errorf("--realtime %s: the reflector says %q, want %q; stderr:\n%s", tc.arg, refl.Realtime, tc.want, errOut)
+		}
+		if len(r.Results) != 1 || r.Results[0].Latency == nil || refl.Reflected < 1000 {
+			t.Fatalf("--realtime %s: latency %+v, reflected %d\n%s", tc.arg, r, refl.Reflected, o.stderr)
+		}
+		l := r.Results[0].Latency.NS
+		t.Logf("%s: round trip p50 %.1f µs, p99 %.1f µs", tc.want, float64(l.P50)/1e3, float64(l.P99)/1e3)
+	}
 }

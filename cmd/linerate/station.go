@@ -84,18 +84,9 @@ func runStation(ctx context.Context, c station.Config, ip3, reflect string, dura
 		g.Go(func() error { return quiet(ctx, "iperf3 server", s.ListenAndServe(ctx)) })
 		c.Log.Printf("iperf3 server on %s", a)
 	}
-	for _, name := range strings.FieldsFunc(reflect, func(r rune) bool { return r == ',' }) {
-		r, err := engine.OpenReflector("/", name, 0)
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		g.Go(func() error {
-			st, err := r.Run(ctx, 0, nil)
-			c.Log.Printf("reflector on %s: %d frames reflected", r.Name, st.Reflected)
-			return quiet(ctx, "reflector", err)
-		})
-		c.Log.Printf("reflector on %s (%s)", r.Name, r.MAC)
+	// The reflectors, each in a process of its own (engine.RunReflectors says why).
+	if names := strings.FieldsFunc(reflect, func(r rune) bool { return r == ',' }); len(names) > 0 {
+		g.Go(func() error { return quiet(ctx, "reflector", engine.RunReflectors(ctx, names, duration, c.Log.Printf)) })
 	}
 	g.Go(func() error { return station.Run(ctx, c) })
 	err := g.Wait()

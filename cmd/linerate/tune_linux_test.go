@@ -30,9 +30,13 @@ func TestMain(m *testing.M) {
 	}
 	// LINERATE_RUN_ARGS runs the CLI itself (a JSON list of arguments), so a test can
 	// start linerate inside a namespace with ip netns exec, every thread in it.
-	if a := os.Getenv("LINERATE_RUN_ARGS"); a != "" {
-		var args []string
-		json.Unmarshal([]byte(a), &args)
+	// So does a station's reflector (engine.RunReflectors starts this binary's reflect
+	// command; a test binary's own arguments never start with it).
+	if a := os.Getenv("LINERATE_RUN_ARGS"); a != "" || len(os.Args) > 1 && os.Args[1] == "reflect" {
+		args := os.Args[1:]
+		if len(args) == 0 || args[0] != "reflect" {
+			json.Unmarshal([]byte(a), &args)
+		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		err := run(ctx, args, os.Stdin, os.Stdout, os.Stderr)
 		stop()

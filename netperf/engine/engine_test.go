@@ -187,3 +187,24 @@ func TestLookupPortRefusals(t *testing.T) {
 		t.Errorf("loopback: %v", err)
 	}
 }
+
+// TestParseRealtime: --realtime's values, and what it refuses.
+func TestParseRealtime(t *testing.T) {
+	for in, want := range map[string]Realtime{"off": {}, "on": {On: true, CPU: -1}, "ON": {On: true, CPU: -1}, "3": {On: true, CPU: 3}, "0": {On: true, CPU: 0}} {
+		got, err := ParseRealtime(in)
+		if err != nil || got != want || (in != "ON" && got.String() != in) {
+			t.Errorf("%q: %+v %v (%s), want %+v", in, got, err, got, want)
+		}
+	}
+	for _, in := range []string{"", "-1", "yes", "1024", "cpu3"} {
+		if _, err := ParseRealtime(in); err == nil || !strings.Contains(err.Error(), "want on, off or a CPU number") {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+	if !(Realtime{On: true, CPU: 0}).Kept() || (Realtime{On: true, CPU: -1}).Kept() || (Realtime{CPU: 2}).Kept() {
+		t.Error("Kept")
+	}
+	if _, err := OpenReflector("/", "lo", 2, Realtime{On: true, CPU: 1}); !badinput.Is(err) || !strings.Contains(err.Error(), "give --cpus with --realtime on") {
+		t.Errorf("--cpus 2 --realtime 1: %v", err)
+	}
+}

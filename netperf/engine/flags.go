@@ -77,3 +77,54 @@ func (v StreamValue) Set(s string) error {
 	*v.P = uint16(n)
 	return nil
 }
+
+// Realtime is a reflector's --realtime: off (the zero value), on (real-time threads and
+// locked memory, rawsock.Realtime), or a CPU number: on, with the one reflecting thread
+// pinned to that CPU and busy polling its ring (a CPU nothing else needs).
+type Realtime struct {
+	On  bool
+	CPU int // with On: the CPU kept for the thread, or -1 for none
+}
+
+// Kept says the reflector has a CPU of its own.
+func (r Realtime) Kept() bool { return r.On && r.CPU >= 0 }
+
+func (r Realtime) String() string {
+	switch {
+	case r.Kept():
+		return strconv.Itoa(r.CPU)
+	case r.On:
+		return "on"
+	}
+	return "off"
+}
+
+// ParseRealtime reads off, on or a CPU number.
+func ParseRealtime(s string) (Realtime, error) {
+	switch strings.ToLower(s) {
+	case "off":
+		return Realtime{}, nil
+	case "on":
+		return Realtime{On: true, CPU: -1}, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > 1023 {
+		return Realtime{}, errors.New("want on, off or a CPU number (0, 1, ...)")
+	}
+	return Realtime{On: true, CPU: n}, nil
+}
+
+// RealtimeValue is a --realtime flag.
+type RealtimeValue struct{ P *Realtime }
+
+func (v RealtimeValue) String() string {
+	if v.P == nil || !v.P.On {
+		return ""
+	}
+	return v.P.String()
+}
+
+func (v RealtimeValue) Set(s string) (err error) {
+	*v.P, err = ParseRealtime(s)
+	return err
+}

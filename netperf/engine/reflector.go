@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
 	"time"
+
+	"github.com/zynqnet/linerate/internal/badinput"
 
 	"github.com/zynqnet/linerate/netperf/rawsock"
 )
@@ -15,18 +18,25 @@ type Reflector struct {
 	rx   []*rawsock.RX
 	tx   []*rawsock.TX
 	cpus []int // nil: one unpinned thread
+	rt   rawsock.Realtime
 }
 
 // OpenReflector looks the port up and opens its rings: cpus 0, one pair of rings on one
 // unpinned thread; N > 0 (or -1, every CPU), that many pairs, the receive rings in a
-// fanout group by flow hash, each pair on a thread pinned to its CPU. Close closes them.
-func OpenReflector(root, name string, cpus int) (*Reflector, error) {
+// fanout group by flow hash, each pair on a thread pinned to its CPU. rt says how the
+// threads run (Realtime). Close closes them.
+func OpenReflector(root, name string, cpus int, rt Realtime) (*Reflector, error) {
+	if rt.Kept() && cpus != 0 {
+		return nil, badinput.Errorf("--realtime %d keeps one thread on CPU %d; give --cpus with --realtime on", rt.CPU, rt.CPU)
+	}
 	p, err := LookupPort(root, name, 1)
 	if err != nil {
 		return nil, err
 	}
-	r := &Reflector{Port: p}
-	if r.cpus, err = PickCPUs(cpus); err != nil {
+	r := &Reflector{Port: p, rt: rawsock.Realtime{On: rt.On, Busy: rt.Kept()}}
+	if rt.Kept() {
+		r.cpus = []int{rt.CPU}
+	} else if r.cpus, err = PickCPUs(cpus); err != nil {
 		return nil, err
 	}
 	// Rings of frames, not of blocks: each frame goes back as it arrives, so the round
@@ -60,7 +70,7 @@ func (r *Reflector) Close() {
 
 // Run reflects until ctx ends or duration passes (0: until ctx ends).
 func (r *Reflector) Run(ctx context.Context, duration time.Duration, progress func(rawsock.ReflectStats, time.Duration)) (rawsock.ReflectStats, error) {
-	return rawsock.Reflect(ctx, r.rx, r.tx, r.cpus, r.MAC, duration, progress)
+	return rawsock.Reflect(ctx, r.rx, r.tx, r.cpus, r.rt, r.MAC, duration, progress)
 }
 
 // ReflectResult is a reflector's run, as linerate reflect reports it.
@@ -71,20 +81,36 @@ type ReflectResult struct {
 
 // Text is the result's line.
 func (r *ReflectResult) Text() string {
-	return fmt.Sprintf("reflect %s: %d frames reflected, %d foreign, %d dropped (TX ring full); cpu: %.0f ns/frame\n",
-		r.Interface, r.Reflected, r.Foreign, r.Dropped, r.NsPerFrame)
+	return fmt.Sprintf("reflect %s: %d frames reflected, %d foreign, %d dropped (TX ring full); cpu: %.0f ns/frame%s\n",
+		r.Interface, r.Reflected, r.Foreign, r.Dropped, r.NsPerFrame, semi(r.Realtime))
 }
 
+// semi is "; s", or nothing for an empty s.
+func semi(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "; " + s
+}
+
+// progressLine is the form of a reflector's line a second; a station that runs the
+// reflector in a process of its own leaves these out of its log.
+var progressLine = regexp.MustCompile(`^reflect \S+: +[0-9.]+s  `)
+
 // Reflect opens a reflector on the port and runs it for duration (or until ctx ends),
-// saying what it does on progress, a line a second.
-func Reflect(ctx context.Context, root, iface string, cpus int, duration time.Duration, progress io.Writer) (*ReflectResult, error) {
-	p, err := OpenReflector(root, iface, cpus)
+// saying what it does on progress: a line when its threads are set up (how they run),
+// then a line a second.
+func Reflect(ctx context.Context, root, iface string, cpus int, rt Realtime, duration time.Duration, progress io.Writer) (*ReflectResult, error) {
+	p, err := OpenReflector(root, iface, cpus, rt)
 	if err != nil {
 		return nil, err
 	}
 	defer p.Close()
-	fmt.Fprintf(progress, "reflect %s (%s): %d thread(s), for %v\n", p.Name, p.MAC, p.Threads(), duration)
 	st, err := p.Run(ctx, duration, func(s rawsock.ReflectStats, el time.Duration) {
+		if el == 0 {
+			fmt.Fprintf(progress, "reflect %s (%s): %d thread(s), for %v%s\n", p.Name, p.MAC, p.Threads(), duration, semi(s.Realtime))
+			return
+		}
 		fmt.Fprintf(progress, "reflect %s: %6.1fs  %d reflected  %d foreign  %d dropped\n", p.Name, el.Seconds(), s.Reflected, s.Foreign, s.Dropped)
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package rawsock
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"net"
@@ -371,7 +372,15 @@ func (d *dropBook) report(tx *TX, st *ReflectStats) {
 // swapped, until ctx ends or duration passes (0: until ctx ends). Frame i of the RX
 // rings goes back out of TX ring i, each pair on its own thread (pinned to cpus[i] when
 // cpus is given).
-func Reflect(ctx context.Context, rxs []*RX, txs []*TX, cpus []int, mac net.HardwareAddr, duration time.Duration, progress func(ReflectStats, time.Duration)) (ReflectStats, error) {
+func Reflect(ctx context.Context, rxs []*RX, txs []*TX, cpus []int, rt Realtime, mac net.HardwareAddr, duration time.Duration, progress func(ReflectStats, time.Duration)) (ReflectStats, error) {
+	if rt.Busy && len(cpus) != len(rxs) {
+		return ReflectStats{}, errors.New("busy polling needs each reflecting thread pinned to a CPU of its own")
+	}
+	var mem error
+	if rt.On {
+		mem = lockMemory()
+	}
+	rtErrs := make([]error, len(rxs))
 	start := time.Now()
 	book := &dropBook{maxLen: txs[0].maxLen, drops: map[uint16]uint64{}, pending: map[uint16][]byte{}}
 	for _, tx := range txs {
@@ -390,14 +399,30 @@ func Reflect(ctx context.Context, rxs []*RX, txs []*TX, cpus []int, mac net.Hard
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stats[i], errs[i] = reflectRing(rxs[i], txs[i], cpu, mac, book, &halt, &live[i])
+			stats[i], errs[i] = reflectRing(rxs[i], txs[i], cpu, rt, &rtErrs[i], mac, book, &halt, &live[i])
 			if errs[i] != nil {
 				halt.Store(true)
 			}
 		}()
 	}
+	// Each thread shows its stats once it is set up: the note on how they run is whole
+	// then, and the first progress call (at 0s) carries it.
+	ready := false
+	note := ""
 	nextProgress := time.Second
 	for !halt.Load() {
+		if !ready {
+			ready = true
+			for i := range live {
+				ready = ready && live[i].Load() != nil
+			}
+			if ready {
+				note = realtimeNote(rt, mem, rtErrs, cpus)
+				if progress != nil {
+					progress(ReflectStats{Realtime: note}, 0)
+				}
+			}
+		}
 		el := time.Since(start)
 		if ctx.Err() != nil || (duration > 0 && el >= duration) {
 			break
@@ -423,17 +448,28 @@ func Reflect(ctx context.Context, rxs []*RX, txs []*TX, cpus []int, mac net.Hard
 		st.Rings = append(st.Rings, s.Rings...)
 	}
 	st.NsPerFrame = NsPerFrame(st.CPUTime, st.Reflected+st.Foreign+st.Dropped)
+	st.Realtime = cmp.Or(note, realtimeNote(rt, mem, rtErrs, cpus))
 	return st, errors.Join(errs...)
 }
 
 // reflectRing is one reflecting thread: rx to tx until halt.
-func reflectRing(rx *RX, tx *TX, cpu int, mac net.HardwareAddr, book *dropBook, halt *atomic.Bool, live *atomic.Pointer[ReflectStats]) (ReflectStats, error) {
+// With rt.On the thread is made real-time (rtErr: why not), or with rt.Busy spins on its
+// ring instead of sleeping in poll().
+func reflectRing(rx *RX, tx *TX, cpu int, rt Realtime, rtErr *error, mac net.HardwareAddr, book *dropBook, halt *atomic.Bool, live *atomic.Pointer[ReflectStats]) (ReflectStats, error) {
 	var st ReflectStats
 	th, err := lockThread(cpu)
 	if err != nil {
 		return st, err
 	}
-	defer th.unlock(cpu >= 0)
+	defer th.unlock(cpu >= 0 || rt.On)
+	if rt.On && !rt.Busy {
+		*rtErr = setFIFO()
+	}
+	wait := 10 * time.Millisecond
+	if rt.Busy {
+		wait = 0
+	}
+	live.Store(&ReflectStats{})
 	var txErr error
 	handle := func(f []byte, _ int64, _ bool) {
 		if len(f) < 14 || !bytes.Equal(f[:6], mac) {
@@ -466,8 +502,9 @@ func reflectRing(rx *RX, tx *TX, cpu int, mac net.HardwareAddr, book *dropBook, 
 		tx.Commit(n)
 		st.Reflected++
 	}
-	for !halt.Load() {
-		if _, err := rx.Poll(10*time.Millisecond, handle); err != nil {
+	for idle := 0; !halt.Load(); {
+		n, err := rx.Poll(wait, handle)
+		if err != nil {
 			return st, err
 		}
 		if txErr != nil {
@@ -479,8 +516,13 @@ func reflectRing(rx *RX, tx *TX, cpu int, mac net.HardwareAddr, book *dropBook, 
 		if err := tx.Kick(); err != nil {
 			return st, err
 		}
-		snap := st
-		live.Store(&snap)
+		// A spinning thread shows its stats when they change, or now and then (they
+		// are a copy on the heap each time).
+		if idle++; n > 0 || !rt.Busy || idle >= 1<<16 {
+			idle = 0
+			snap := st
+			live.Store(&snap)
+		}
 	}
 	tx.Drain(time.Second)
 	book.report(tx, &st)

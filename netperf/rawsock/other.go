@@ -25,6 +25,8 @@ func OpenRX(string) (*RX, error)                           { return nil, errOS }
 func OpenRXFrames(string) (*RX, error)                     { return nil, errOS }
 func OpenRXRings(string, int, bool, Fanout) ([]*RX, error) { return nil, errOS }
 func CPUs(int) ([]int, error)                              { return nil, errOS }
+func KeepCPUs(int, int) ([]int, error)                     { return nil, errOS }
+func KeepOff([]int) error                                  { return errOS }
 func (*TX) Close() error                                   { return nil }
 func (*RX) Close() error                                   { return nil }
 func (*RX) Drops() uint64                                  { return 0 }
@@ -37,7 +39,7 @@ func Sink(context.Context, []*RX, []int, uint16, int, SinkOptions) (*frames.Stre
 	return nil, SinkStats{}, errOS
 }
 
-func Reflect(context.Context, []*RX, []*TX, []int, net.HardwareAddr, time.Duration, func(ReflectStats, time.Duration)) (ReflectStats, error) {
+func Reflect(context.Context, []*RX, []*TX, []int, Realtime, net.HardwareAddr, time.Duration, func(ReflectStats, time.Duration)) (ReflectStats, error) {
 	return ReflectStats{}, errOS
 }
 

@@ -89,7 +89,7 @@ func TestReflectorDropReports(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		st, _ = Reflect(ctx, []*RX{rrx}, []*TX{rtx}, nil, macB, 0, nil)
+		st, _ = Reflect(ctx, []*RX{rrx}, []*TX{rtx}, nil, Realtime{}, macB, 0, nil)
 	}()
 	time.Sleep(200 * time.Millisecond)
 	tx, rx := openTX(t, a, "a0", 1514), openRX(t, a, "a0")

@@ -103,6 +103,9 @@ type ReflectStats struct {
 	CPUTime    time.Duration `json:"cpu_ns"`
 	NsPerFrame float64       `json:"cpu_ns_per_frame"`
 	Rings      []ThreadStats `json:"rings,omitempty"`
+	// Realtime says how the threads ran: real-time, memory locked, busy polling, or why
+	// not (empty: as any thread, not asked for).
+	Realtime string `json:"realtime,omitempty"`
 }
 
 func (s *ReflectStats) add(o ReflectStats) {
@@ -135,3 +138,25 @@ func ParseFanout(s string) (Fanout, error) {
 	}
 	return 0, fmt.Errorf("fanout %q: want hash or cpu", s)
 }
+
+// Realtime is how a reflector's threads run. The zero value runs them as any thread.
+type Realtime struct {
+	// On runs each reflecting thread SCHED_FIFO at RTPriority and locks the process's
+	// memory (mlockall): a frame wakes the thread ahead of everything else on its CPU
+	// that is not itself real-time, and no page of it is swapped out or faulted in on the
+	// way. It needs root or CAP_SYS_NICE (and CAP_IPC_LOCK, or a large enough
+	// RLIMIT_MEMLOCK); where it is refused the reflector runs as any thread and says so.
+	On bool `json:"on"`
+	// Busy makes each thread spin on its receive ring instead of sleeping in poll(): no
+	// wake-up between a frame's arrival and its answer. Only for threads pinned each to
+	// a CPU nothing else needs. A spinning thread stays SCHED_OTHER, as poll-mode
+	// drivers' threads do: the kernel throttles a real-time thread that never sleeps
+	// (sched_rt_runtime_us: 50 ms of every second by default), which would hold frames
+	// 50 ms; on its own CPU it has no one to wait for anyway.
+	Busy bool `json:"busy_poll,omitempty"`
+}
+
+// RTPriority is the reflecting threads' SCHED_FIFO priority: above every ordinary task,
+// below the threaded interrupt handlers (50 on PREEMPT_RT kernels) that bring it the
+// frames, which it must never keep from running.
+const RTPriority = 10

@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/zynqnet/linerate/netperf/rawsock"
+)
+
+// RunReflectors runs a reflector on each of ifaces until ctx ends or one fails, each in
+// a process of its own: this binary's reflect command, real-time (--realtime). A
+// process of its own, because in the station's the reflecting thread would wait on the
+// Go scheduler for a P whenever the station's HTTP and iperf3 work holds them all, and
+// stop with every collection of the station's heap: the round trips a board measures
+// would follow what the station does for other boards. When the machine has CPUs to
+// spare (two left for the station after one per reflector), each reflector gets one of
+// its own, which the station's threads leave, and busy-polls it. logf gets each
+// reflector's lines (how it runs, its errors, its count at the end).
+func RunReflectors(ctx context.Context, ifaces []string, duration time.Duration, logf func(string, ...any)) error {
+	if len(ifaces) == 0 {
+		return nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("reflectors: this binary's path: %w", err)
+	}
+	kept, err := rawsock.KeepCPUs(len(ifaces), 2)
+	if err != nil {
+		return fmt.Errorf("reflectors: %w", err)
+	}
+	if kept != nil {
+		if err := rawsock.KeepOff(kept); err != nil {
+			return fmt.Errorf("reflectors: %w", err)
+		}
+	}
+	if duration <= 0 {
+		duration = 24 * 365 * time.Hour // until the station stops it
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	for i, name := range ifaces {
+		rt := "on"
+		if kept != nil {
+			rt = strconv.Itoa(kept[i])
+		}
+		g.Go(func() error {
+			return runReflector(ctx, exe, []string{"reflect", name, "--realtime", rt, "--duration", duration.String(), "--json"}, name, logf)
+		})
+	}
+	return g.Wait()
+}
+
+// runReflector runs one reflector process until it ends, or until ctx ends (SIGTERM,
+// then SIGKILL 5 s later). The goroutine keeps its thread for the child's life: the
+// child's Pdeathsig fires when the thread that started it ends, which then is only
+// with the station.
+func runReflector(ctx context.Context, exe string, args []string, name string, logf func(string, ...any)) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 5 * time.Second
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var out bytes.Buffer
+	cmd.Stdout = &limited{w: &out, n: 1 << 20}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("reflector on %s: %w", name, err)
+	}
+	last := ""
+	sc := bufio.NewScanner(io.LimitReader(stderr, 1<<20))
+	for sc.Scan() {
+		if line := sc.Text(); !progressLine.MatchString(line) {
+			logf("reflector on %s: %s", name, line)
+			last = line
+		}
+	}
+	io.Copy(io.Discard, stderr)
+	err = cmd.Wait()
+	var res ReflectResult
+	if json.Unmarshal(out.Bytes(), &res) == nil && res.Interface != "" {
+		logf("reflector on %s: %d frames reflected, %d dropped", name, res.Reflected, res.Dropped)
+	}
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("reflector on %s: %w: %s", name, err, last)
+	}
+	return nil
+}
+
+// limited writes at most n bytes to w and drops the rest.
+type limited struct {
+	w io.Writer
+	n int
+}
+
+func (l *limited) Write(p []byte) (int, error) {
+	k := min(len(p), l.n)
+	l.n -= k
+	l.w.Write(p[:k])
+	return len(p), nil
+}
