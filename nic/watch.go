@@ -104,3 +104,51 @@ func (s watchState) String() string {
 	}
 	return out
 }
+
+// phyState is a read of a PHY's control and status registers.
+type phyState struct{ bmcr, bmsr uint16 }
+
+// phyControlBits are the control register's bits that take a PHY off its link.
+// Autonegotiation and forced-speed bits are left out: phylib writes them on its own,
+// and some PHYs (QEMU's GEM PHY) clear them as they are written.
+const phyControlBits = BMCRLoopback | BMCRIsolate | BMCRPowerDown
+
+// phyChanges are the events between two reads of a PHY's registers, as kind and detail:
+// phy-down and phy-up for the link (the status register's link bit latches low, so a
+// loss between two reads shows once even if the link is back, and even if the driver
+// never dropped the carrier), phy-fault for a remote fault the partner signals, and
+// phy-control when loopback, isolate or power-down is set or cleared.
+func phyChanges(prev, now phyState) [][2]string {
+	var out [][2]string
+	regs := fmt.Sprintf(" (BMSR 0x%04x: %s)", now.bmsr, DecodeBMSR(now.bmsr))
+	switch up, was := now.bmsr&BMSRLinkStatus != 0, prev.bmsr&BMSRLinkStatus != 0; {
+	case was && !up:
+		out = append(out, [2]string{"phy-down", "PHY link down" + regs})
+	case !was && up:
+		out = append(out, [2]string{"phy-up", "PHY link up" + regs})
+	}
+	if now.bmsr&BMSRRemoteFault != 0 && prev.bmsr&BMSRRemoteFault == 0 {
+		out = append(out, [2]string{"phy-fault", "PHY remote fault: the link partner signals a fault" + regs})
+	}
+	if a, b := prev.bmcr&phyControlBits, now.bmcr&phyControlBits; a != b {
+		out = append(out, [2]string{"phy-control", fmt.Sprintf("PHY control %s -> %s (BMCR 0x%04x -> 0x%04x)", controlWords(a), controlWords(b), prev.bmcr, now.bmcr)})
+	}
+	return out
+}
+
+// controlWords names the control bits that take a PHY off its link, or "normal".
+func controlWords(v uint16) string {
+	var out []string
+	for _, b := range []struct {
+		bit  uint16
+		name string
+	}{{BMCRLoopback, "loopback"}, {BMCRIsolate, "isolate"}, {BMCRPowerDown, "power-down"}} {
+		if v&b.bit != 0 {
+			out = append(out, b.name)
+		}
+	}
+	if len(out) == 0 {
+		return "normal"
+	}
+	return strings.Join(out, "+")
+}

@@ -33,6 +33,11 @@ func (w Watcher) Watch(ctx context.Context, onEvent func(LinkEvent)) (*WatchSumm
 		st.downSince = start
 	}
 	sum := &WatchSummary{Iface: w.Iface, Start: st.String(), Events: []LinkEvent{}, Counters: map[string]uint64{}}
+	phy := openPHYWatch(w.Iface)
+	if phy != nil {
+		defer phy.mii.Close()
+		sum.Start += fmt.Sprintf("; PHY at %d: %s", phy.addr, DecodeBMSR(phy.last.bmsr))
+	}
 	if w.Started != nil {
 		w.Started(sum.Start)
 	}
@@ -69,6 +74,7 @@ func (w Watcher) Watch(ctx context.Context, onEvent func(LinkEvent)) (*WatchSumm
 			}
 			w.carrier(&st, now.carrier, sum, emit)
 			w.compare(&st, now, sum, emit)
+			phy.compare(emit)
 		}
 	}
 	return w.finish(sum, st, start), nil
@@ -128,4 +134,59 @@ func (w Watcher) read(rd *Reader) (watchState, error) {
 		return v
 	}
 	return watchState{carrier: f("carrier") == "1", speed: f("speed"), duplex: f("duplex"), counters: stats.ErrorCounters()}, nil
+}
+
+// phyWatch reads a port's PHY registers through MII, where its driver gives access (a
+// macb with its PHY; not veth or a fixed link): a watch without it is the carrier's.
+type phyWatch struct {
+	mii  *MII
+	addr int
+	last phyState
+}
+
+// openPHYWatch opens the PHY's registers, or nil where there is no MII access. The
+// status register is read twice: the first read gives back what latched before the
+// watch.
+func openPHYWatch(iface string) *phyWatch {
+	m, err := OpenMII(iface)
+	if err != nil {
+		return nil
+	}
+	p := &phyWatch{mii: m}
+	if p.addr, err = m.Address(); err == nil {
+		_, err = p.read()
+	}
+	if err == nil {
+		p.last, err = p.read()
+	}
+	if err != nil {
+		m.Close()
+		return nil
+	}
+	return p
+}
+
+func (p *phyWatch) read() (phyState, error) {
+	var s phyState
+	var err error
+	if s.bmcr, err = p.mii.Read(p.addr, MIIBMCR); err == nil {
+		s.bmsr, err = p.mii.Read(p.addr, MIIBMSR)
+	}
+	return s, err
+}
+
+// compare reads the PHY again and emits what changed since the last read. A read that
+// fails (the port going away) is left to the carrier's watch.
+func (p *phyWatch) compare(emit func(string, string)) {
+	if p == nil {
+		return
+	}
+	now, err := p.read()
+	if err != nil {
+		return
+	}
+	for _, c := range phyChanges(p.last, now) {
+		emit(c[0], c[1])
+	}
+	p.last = now
 }

@@ -15,15 +15,18 @@ import (
 )
 
 // The run-long link watch: every port's link (carrier as rtnetlink announces it, speed,
-// duplex, error counters) watched from before the first step to after the last, so a
+// duplex, error counters, and the PHY's link, fault and control bits where its driver
+// gives MII access) watched from before the first step to after the last, so a
 // flap during any step is named in that step's result and fails it as a stability
 // fault, and the stability step judges its window from the same record instead of
 // watching the link a second time.
 
 // flapKinds are the link events that are flaps: the link going away or coming back
-// different. A carrier that comes up (a link still negotiating) is not, nor an error
-// counter's rise (the counters step judges those, with its ignore list).
-var flapKinds = map[string]bool{"carrier-down": true, "speed": true, "duplex": true}
+// different, as the carrier says or as the PHY's registers do (a loss the PHY latched
+// that the driver never showed, a remote fault). A carrier that comes up (a link still
+// negotiating) is not, nor an error counter's rise (the counters step judges those,
+// with its ignore list), nor a PHY control change (named; the stability step judges it).
+var flapKinds = map[string]bool{"carrier-down": true, "speed": true, "duplex": true, "phy-down": true, "phy-fault": true}
 
 // linkWatch is the run's watch of its ports.
 type linkWatch struct {

@@ -59,6 +59,21 @@ func TestLinkWatchWindows(t *testing.T) {
 	if !res.Pass || len(res.LinkEvents) != 1 {
 		t.Errorf("a counter's rise is the counters step's to judge: %+v", res)
 	}
+	// The PHY's registers: a loss its status register latched that the carrier never
+	// showed is a flap; its control bits changing is named, not one.
+	w.ports["eth0"].events = append(w.ports["eth0"].events,
+		ev(30, "phy-control", "PHY control normal -> loopback (BMCR 0x1140 -> 0x5140)", ""),
+		ev(31, "phy-down", "PHY link down (BMSR 0x7949: link down)", ""),
+		ev(32, "phy-up", "PHY link up (BMSR 0x796d: link up, autoneg complete)", ""))
+	res = plan.StepResult{ID: "tcp-down", Type: "iperf3", Pass: true}
+	holdLink(&res, "iperf3", w.Events([]string{"eth0"}, at(29.5), at(30.5)))
+	if !res.Pass || len(res.LinkEvents) != 1 {
+		t.Errorf("a PHY control change held as a flap: %+v", res)
+	}
+	holdLink(&res, "iperf3", w.Events([]string{"eth0"}, at(30.5), at(33)))
+	if res.Pass || res.Flap != "03:00:31.000 eth0 PHY link down (BMSR 0x7949: link down)" {
+		t.Errorf("a loss the PHY latched: %+v", res)
+	}
 	if evs := (*linkWatch)(nil).Events([]string{"eth0"}, t0, at(30)); evs != nil {
 		t.Errorf("no watch: %v", evs)
 	}

@@ -56,10 +56,13 @@ port has no PHY or no MII access, or frames did not come back.`,
 
 func watchCommand() *cli.Command {
 	return &cli.Command{
-		Name: "watch", Summary: "a line per link event of a port: carrier, speed, error counters",
+		Name: "watch", Summary: "a line per link event of a port: carrier, speed, PHY, error counters",
 		Usage: []string{"watch IFACE [--duration 60s] [--json]"},
 		About: `Watches the port's link: a line per event as it happens (carrier down or up with the
-time, a speed or duplex change, an error counter rising), then a summary: carrier losses,
+time, a speed or duplex change, the PHY's link, a remote fault or loopback, isolate or
+power-down as its registers say where the driver gives MII access (a loss the PHY
+latched between reads shows even if the carrier never dropped), an error counter
+rising), then a summary: carrier losses,
 time without carrier, the counters that rose. A change another linerate makes while it
 holds the port (a tune that bounces the link) is shown and not counted. Exit 1 when the
 port had a link event or an error counter rose, 0 otherwise.`,
