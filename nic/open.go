@@ -58,3 +58,14 @@ func SampleLive(ctx context.Context, api string, interval time.Duration, ifaces 
 	}
 	return out[0], out[1], nil
 }
+
+// SampleNow reads the interfaces once, live: one end of an interval whose other end was
+// read before (SampleLive reads both).
+func SampleNow(api string, ifaces ...string) (*Sample, error) {
+	k, err := OpenKernel(api)
+	if err != nil {
+		return nil, err
+	}
+	defer k.Close()
+	return (&Reader{Root: "/", Kernel: k}).Sample(ifaces...)
+}

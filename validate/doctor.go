@@ -30,13 +30,32 @@ func (s *Doctor) Check(*plan.Plan) error {
 	return nil
 }
 
+// minDoctorInterval is the shortest interval a doctor step judges rates over.
+const minDoctorInterval = time.Second
+
 // Timeout: two samples and the rules.
 func (s *Doctor) Timeout() time.Duration { return 30 * time.Second }
 
-// Run samples the port twice and diagnoses it; the findings go into the report.
+// Run samples the port twice and diagnoses it; the findings go into the report. In a
+// run the first sample is the one taken as the link step passed, where no step since
+// changed the port (linkWatch.Base): the interval is the time since, at least
+// minDoctorInterval.
 func (s *Doctor) Run(ctx context.Context, e Env) (Outcome, error) {
-	const interval = 2 * time.Second
-	before, after, err := nic.SampleLive(ctx, e.API, interval, []string{e.Iface}, nil)
+	interval := 2 * time.Second
+	var before, after *nic.Sample
+	var err error
+	if base, at := e.link.Base(e.Iface); base != nil {
+		select {
+		case <-ctx.Done():
+			return Outcome{}, ctx.Err()
+		case <-time.After(time.Until(at.Add(minDoctorInterval))):
+		}
+		before = base
+		after, err = nic.SampleNow(e.API, e.Iface)
+		interval = time.Since(at)
+	} else {
+		before, after, err = nic.SampleLive(ctx, e.API, interval, []string{e.Iface}, nil)
+	}
 	if err != nil {
 		return Outcome{}, err
 	}

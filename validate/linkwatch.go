@@ -32,6 +32,7 @@ var flapKinds = map[string]bool{"carrier-down": true, "speed": true, "duplex": t
 type linkWatch struct {
 	mu    sync.Mutex
 	ports map[string]*portWatch
+	api   string
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
 }
@@ -45,13 +46,17 @@ type portWatch struct {
 	settled time.Time
 	events  []nic.LinkEvent
 	err     error // why the port is not watched
+	// base is the port read when its link settled, the first sample of a doctor step's
+	// interval (nil: none, or a step since changed the port: see keepBase).
+	base   *nic.Sample
+	baseAt time.Time
 }
 
 // watchLinks starts a watcher of each interface; stop ends them. An interface whose
 // watch cannot start is said on console once, and its steps are judged without it.
 func watchLinks(ctx context.Context, ifaces []string, api string, console io.Writer) *linkWatch {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &linkWatch{ports: map[string]*portWatch{}, stop: cancel}
+	w := &linkWatch{ports: map[string]*portWatch{}, api: api, stop: cancel}
 	ready := make(chan struct{}, len(ifaces))
 	for _, iface := range ifaces {
 		if w.ports[iface] != nil {
@@ -260,4 +265,61 @@ func holdLink(res *plan.StepResult, typ string, evs []nic.LinkEvent) {
 		reason += "; and " + res.Reason
 	}
 	res.Pass, res.Skipped, res.Reason = false, false, reason
+}
+
+// The doctor's interval. A doctor step samples the port twice and judges its rates over
+// the interval between (errors rising, frames sent and none received); on its own it
+// waits 2 s of idle link for the second sample. In a run the first sample is taken as
+// the link step passes, so the steps between (identity, the PHY's self-test) fall in
+// the interval instead of adding to it: the counters step already judges the same time.
+// A step that changes the port's settings or loads it ends the baseline: the doctor
+// then samples its own interval.
+
+// baseKeepers are the step types that leave a port's baseline standing: they read the
+// port, or (phy) change it only for a moment and put it back.
+var baseKeepers = map[string]bool{"link": true, "identity": true, "phy": true, "doctor": true}
+
+// takeBase samples the ports as their link settles.
+func (w *linkWatch) takeBase(ifaces []string) {
+	if w == nil {
+		return
+	}
+	smp, err := nic.SampleNow(w.api, ifaces...)
+	if err != nil {
+		return // the doctor step samples its own interval
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, iface := range ifaces {
+		if p := w.ports[iface]; p != nil {
+			p.base, p.baseAt = smp, time.Now()
+		}
+	}
+}
+
+// keepBase drops the ports' baselines after a step of type typ that changes them.
+func (w *linkWatch) keepBase(ifaces []string, typ string) {
+	if w == nil || baseKeepers[typ] {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, iface := range ifaces {
+		if p := w.ports[iface]; p != nil {
+			p.base = nil
+		}
+	}
+}
+
+// Base is the port's baseline sample and when it was taken, or nil.
+func (w *linkWatch) Base(iface string) (*nic.Sample, time.Time) {
+	if w == nil {
+		return nil, time.Time{}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if p := w.ports[iface]; p != nil && p.base != nil {
+		return p.base, p.baseAt
+	}
+	return nil, time.Time{}
 }

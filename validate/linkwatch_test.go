@@ -74,6 +74,21 @@ func TestLinkWatchWindows(t *testing.T) {
 	if res.Pass || res.Flap != "03:00:31.000 eth0 PHY link down (BMSR 0x7949: link down)" {
 		t.Errorf("a loss the PHY latched: %+v", res)
 	}
+	// The doctor's baseline: kept across steps that only read the port or put it back,
+	// dropped by one that changes or loads it.
+	w.ports["eth0"].base, w.ports["eth0"].baseAt = &nic.Sample{}, at(4)
+	for _, typ := range []string{"identity", "phy", "doctor"} {
+		w.keepBase([]string{"eth0"}, typ)
+	}
+	if b, when := w.Base("eth0"); b == nil || !when.Equal(at(4)) {
+		t.Errorf("baseline dropped by a step that reads the port: %v %v", b, when)
+	}
+	if w.keepBase([]string{"eth0"}, "tune"); w.ports["eth0"].base != nil {
+		t.Error("baseline kept across a tune")
+	}
+	if b, _ := (*linkWatch)(nil).Base("eth0"); b != nil {
+		t.Error("a baseline without a watch")
+	}
 	if evs := (*linkWatch)(nil).Events([]string{"eth0"}, t0, at(30)); evs != nil {
 		t.Errorf("no watch: %v", evs)
 	}

@@ -272,6 +272,11 @@ func (r *Runner) attempt(budget context.Context, i int, s *plan.Step, t target, 
 	holdLink(&res, s.Type, r.Link.Events(r.ifacesOf(t), from, time.Now()))
 	if s.Type == "link" && res.Pass {
 		r.Link.settle(r.ifacesOf(t), time.Now())
+		if slices.ContainsFunc(r.Plan.Steps[i+1:], func(s plan.Step) bool { return s.Type == "doctor" }) {
+			r.Link.takeBase(r.ifacesOf(t))
+		}
+	} else {
+		r.Link.keepBase(r.ifacesOf(t), s.Type)
 	}
 	if o.Detail != nil {
 		if b, jerr := json.Marshal(o.Detail); jerr == nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,6 +93,21 @@ steps:
 	if fm := regexp.MustCompile(`frames\s+frames\s+PASS\s+256-byte frames at 2000pps through the reflector: (\d+) of (\d+) back.*hardware timestamps: eth0 has no hardware timestamping`).FindStringSubmatch(out); fm == nil || fm[1] != fm[2] || len(fm[1]) != 4 {
 		t.Errorf("frames step (about 4000 of 4000 back):\n%s", out)
 	}
+	// The doctor judged its rates over the time since the link step passed (at least
+	// 1 s), not over 2 s of idle link of its own.
+	js, _ := filepath.Glob(filepath.Join(dir, "reports", "NS-0042-*.json"))
+	var rep struct {
+		Doctor struct {
+			IntervalS float64 `json:"interval_s"`
+		}
+	}
+	if len(js) == 1 {
+		b, _ := os.ReadFile(js[0])
+		json.Unmarshal(b, &rep)
+	}
+	if rep.Doctor.IntervalS < 1 || rep.Doctor.IntervalS >= 2 {
+		t.Errorf("the doctor's interval from the link step: %v %+v", js, rep)
+	}
 	out, code = validate(unreachable)
 	if m := verdict.FindStringSubmatch(out); code != 1 || m == nil || m[1] != "FAIL" || m[2] != "tcp-up" || !strings.Contains(out, "is below 1e+06") {
 		t.Errorf("unreachable threshold: exit %d\n%s", code, out)
@@ -128,7 +144,7 @@ steps:
 		t.Errorf("the station stored %v", verdicts)
 	}
 	// Every report is on the board too: JSON and JUnit.
-	js, _ := filepath.Glob(filepath.Join(dir, "reports", "NS-0042-*.json"))
+	js, _ = filepath.Glob(filepath.Join(dir, "reports", "NS-0042-*.json"))
 	xs, _ := filepath.Glob(filepath.Join(dir, "reports", "NS-0042-*.xml"))
 	if len(js) != 3 || len(xs) != 3 {
 		t.Errorf("report files: %v %v", js, xs)
