@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GOBUILD := go build -trimpath -ldflags '$(LDFLAGS)'
 BIN := bin
 
-.PHONY: all build build-arm build-arm64 build-amd64 release check-static check-deps size deps test unit lint fuzz bench bench-show bench-iperf3 bench-gen bench-reflect kernels image demo sdcard man docs clean
+.PHONY: all build build-arm build-arm64 build-amd64 release check-static check-deps size deps test unit lint fuzz bench bench-show bench-iperf3 bench-gen bench-reflect bench-pace kernels image demo sdcard man docs clean
 
 all: build
 
@@ -132,7 +132,7 @@ fuzz:
 		done; \
 	done
 
-bench: bench-show bench-iperf3 bench-gen bench-reflect
+bench: bench-show bench-iperf3 bench-gen bench-reflect bench-pace
 
 bench-show: build
 	scripts/bench-show
@@ -147,6 +147,10 @@ bench-reflect: build
 bench-gen: build
 	scripts/install-deps >/dev/null
 	scripts/bench-gen
+
+bench-pace: build
+	scripts/install-deps >/dev/null
+	scripts/bench-pace
 
 clean:
 	rm -rf $(BIN) out
