@@ -2,11 +2,11 @@ package iperf3
 
 import (
 	"fmt"
-	"os"
 	"runtime"
-	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/zynqnet/linerate/internal/threads"
 )
 
 // SetAffinity pins the whole process to one CPU, as iperf3's -A does: every thread
@@ -20,34 +20,16 @@ func SetAffinity(cpu int) (restore func() error, err error) {
 		return nil, fmt.Errorf("unable to read the CPU affinity: %w", err)
 	}
 	set.Set(cpu)
-	if err := setAll(&set); err != nil {
-		setAll(&old)
+	if err := threads.SetAll(&set); err != nil {
+		threads.SetAll(&old)
 		return nil, fmt.Errorf("unable to set CPU affinity to CPU %d: %w", cpu, err)
 	}
 	// One CPU, one P: with more, the Go scheduler's threads take turns on the one CPU
 	// (and spin looking for work) where iperf3's single thread just runs.
 	procs := runtime.GOMAXPROCS(1)
 	return func() error {
-		err := setAll(&old)
+		err := threads.SetAll(&old)
 		runtime.GOMAXPROCS(procs)
 		return err
 	}, nil
-}
-
-// setAll sets every thread of the process to the set.
-func setAll(set *unix.CPUSet) error {
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return err
-	}
-	for _, t := range tasks {
-		tid, err := strconv.Atoi(t.Name())
-		if err != nil {
-			continue
-		}
-		if err := unix.SchedSetaffinity(tid, set); err != nil && err != unix.ESRCH {
-			return err
-		}
-	}
-	return nil
 }

@@ -3,11 +3,12 @@ package rawsock
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/zynqnet/linerate/internal/threads"
 )
 
 // lockMemory locks the process's pages in RAM, those it has and those it will fault in.
@@ -105,18 +106,8 @@ func KeepOff(cpus []int) error {
 		return fmt.Errorf("keeping CPUs %s would leave this process none", cpuList(cpus))
 	}
 	for range 3 {
-		tasks, err := os.ReadDir("/proc/self/task")
-		if err != nil {
-			return err
-		}
-		for _, t := range tasks {
-			tid, err := strconv.Atoi(t.Name())
-			if err != nil {
-				continue
-			}
-			if err := unix.SchedSetaffinity(tid, &set); err != nil && !errors.Is(err, unix.ESRCH) {
-				return fmt.Errorf("keep thread %d off CPU %s: %w", tid, cpuList(cpus), err)
-			}
+		if err := threads.SetAll(&set); err != nil {
+			return fmt.Errorf("keep this process's threads off CPU %s: %w", cpuList(cpus), err)
 		}
 	}
 	return nil

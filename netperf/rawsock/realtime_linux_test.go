@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/zynqnet/linerate/internal/threads"
 )
 
 // TestRealtimeNote: what a reflector says of how it runs, for each outcome.
@@ -56,7 +58,11 @@ func TestKeepCPUs(t *testing.T) {
 	if err := unix.SchedGetaffinity(0, &before); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { setAll(t, &before) })
+	t.Cleanup(func() {
+		if err := threads.SetAll(&before); err != nil {
+			t.Errorf("restore: %v", err)
+		}
+	})
 	if err := KeepOff(k); err != nil {
 		t.Fatal(err)
 	}
@@ -70,15 +76,5 @@ func TestKeepCPUs(t *testing.T) {
 	}
 	if err := KeepOff(all); err == nil {
 		t.Error("KeepOff of every CPU: no error")
-	}
-}
-
-func setAll(t *testing.T, set *unix.CPUSet) {
-	tasks, _ := os.ReadDir("/proc/self/task")
-	for _, task := range tasks {
-		tid, _ := strconv.Atoi(task.Name())
-		if err := unix.SchedSetaffinity(tid, set); err != nil && !errors.Is(err, unix.ESRCH) {
-			t.Errorf("restore thread %d: %v", tid, err)
-		}
 	}
 }
