@@ -231,11 +231,12 @@ func mustCLI(t *testing.T, args ...string) string {
 	return out
 }
 
-// TestStationBadInput: a station given a bad address says so in one line, exit 2, and
-// prints nothing that looks like it started.
+// TestStationBadInput: a station given a bad address or a port it cannot reflect on
+// says so in one line, exit 2, and prints nothing that looks like it started.
 func TestStationBadInput(t *testing.T) {
 	data := t.TempDir()
 	wantBadInput(t, []string{"station", "--listen", "nonsense", "--data", data, "--iperf3", "off"}, "--listen nonsense")
 	wantBadInput(t, []string{"station", "--listen", "127.0.0.1:0", "--data", data, "--iperf3", "nonsense"}, `--iperf3 "nonsense"`)
 	wantBadInput(t, []string{"station", "--listen", "127.0.0.1:0", "--data", data, "--iperf3", ":70000"}, `--iperf3 ":70000"`)
+	wantBadInput(t, []string{"station", "--listen", "127.0.0.1:0", "--data", data, "--iperf3", "off", "--reflect", "nope0"}, `--reflect nope0: interface "nope0" not found`)
 }

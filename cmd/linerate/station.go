@@ -86,6 +86,9 @@ func runStation(ctx context.Context, c station.Config, ip3, reflect string, dura
 	}
 	// The reflectors, each in a process of its own (engine.RunReflectors says why).
 	if names := strings.FieldsFunc(reflect, func(r rune) bool { return r == ',' }); len(names) > 0 {
+		if err := engine.CheckReflectors("/", names); err != nil {
+			return err
+		}
 		g.Go(func() error { return quiet(ctx, "reflector", engine.RunReflectors(ctx, names, duration, c.Log.Printf)) })
 	}
 	g.Go(func() error { return station.Run(ctx, c) })

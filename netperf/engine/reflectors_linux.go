@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -81,13 +83,19 @@ func runReflector(ctx context.Context, exe string, args []string, name string, l
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("reflector on %s: %w", name, err)
 	}
+	// Its lines but the progress a second and the command line's pointer to its help
+	// (the station's, not the operator's to run); its error is the one that names it.
 	last := ""
 	sc := bufio.NewScanner(io.LimitReader(stderr, 1<<20))
 	for sc.Scan() {
-		if line := sc.Text(); !progressLine.MatchString(line) {
-			logf("reflector on %s: %s", name, line)
-			last = line
+		line := sc.Text()
+		if progressLine.MatchString(line) || strings.HasPrefix(line, "Run 'linerate ") {
+			continue
 		}
+		if e, ok := strings.CutPrefix(line, "linerate reflect: "); ok {
+			line, last = e, e
+		}
+		logf("reflector on %s: %s", name, line)
 	}
 	io.Copy(io.Discard, stderr)
 	err = cmd.Wait()
@@ -96,7 +104,7 @@ func runReflector(ctx context.Context, exe string, args []string, name string, l
 		logf("reflector on %s: %d frames reflected, %d dropped", name, res.Reflected, res.Dropped)
 	}
 	if err != nil && ctx.Err() == nil {
-		return fmt.Errorf("reflector on %s: %w: %s", name, err, last)
+		return fmt.Errorf("reflector on %s: %s (%w)", name, cmp.Or(last, "ended"), err)
 	}
 	return nil
 }
@@ -112,4 +120,15 @@ func (l *limited) Write(p []byte) (int, error) {
 	l.n -= k
 	l.w.Write(p[:k])
 	return len(p), nil
+}
+
+// CheckReflectors says which of ifaces cannot take a reflector (no such interface, not
+// Ethernet), before a station starts one in a process of its own.
+func CheckReflectors(root string, ifaces []string) error {
+	for _, name := range ifaces {
+		if _, err := LookupPort(root, name, 1); err != nil {
+			return fmt.Errorf("--reflect %s: %w", name, err)
+		}
+	}
+	return nil
 }

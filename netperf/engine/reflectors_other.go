@@ -16,3 +16,8 @@ func RunReflectors(ctx context.Context, ifaces []string, _ time.Duration, _ func
 	}
 	return fmt.Errorf("reflectors: raw sockets exist only on Linux, not %s/%s", runtime.GOOS, runtime.GOARCH)
 }
+
+// CheckReflectors says reflectors are Linux's.
+func CheckReflectors(string, []string) error {
+	return fmt.Errorf("reflectors: raw sockets exist only on Linux, not %s/%s", runtime.GOOS, runtime.GOARCH)
+}
