@@ -633,27 +633,32 @@ func TestReflectorRealtime(t *testing.T) {
 		{last, "busy polling on CPU " + last + ", memory locked", "0", last},
 	} {
 		cmd, out, errOut := linerateIn(t, b, "reflect", "b0", "--realtime", tc.arg, "--duration", "4s", "--json")
-		deadline := time.Now().Add(10 * time.Second)
-		for !strings.Contains(errOut.String(), tc.want) && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
 		// ip netns exec execs linerate: its pid is the command's. The reflecting thread is
-		// the one named by its policy (field 41 of its stat) or by its CPUs.
-		found := 0
-		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", cmd.Process.Pid))
-		for _, task := range tasks {
-			dir := fmt.Sprintf("/proc/%d/task/%s/", cmd.Process.Pid, task.Name())
-			stat, _ := os.ReadFile(dir + "stat")
-			status, _ := os.ReadFile(dir + "status")
-			f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-			pinned := regexp.MustCompile(`(?m)^Cpus_allowed_list:\s*(\S+)$`).FindSubmatch(status)
-			switch {
-			case len(f) < 39:
-			case tc.policy == "1" && f[38] == "1":
-				found++
-			case tc.cpus != "" && pinned != nil && string(pinned[1]) == tc.cpus && f[38] == "0":
-				found++
+		// the one named by its policy (field 41 of its stat) or by its CPUs; it is set up
+		// once its rings are open. (Its stderr is read once it has ended: the process
+		// writes it meanwhile.)
+		reflecting := func() int {
+			found := 0
+			tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", cmd.Process.Pid))
+			for _, task := range tasks {
+				dir := fmt.Sprintf("/proc/%d/task/%s/", cmd.Process.Pid, task.Name())
+				stat, _ := os.ReadFile(dir + "stat")
+				status, _ := os.ReadFile(dir + "status")
+				f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+				pinned := regexp.MustCompile(`(?m)^Cpus_allowed_list:\s*(\S+)$`).FindSubmatch(status)
+				switch {
+				case len(f) < 39:
+				case tc.policy == "1" && f[38] == "1":
+					found++
+				case tc.cpus != "" && pinned != nil && string(pinned[1]) == tc.cpus && f[38] == "0":
+					found++
+				}
 			}
+			return found
+		}
+		found := 0
+		for deadline := time.Now().Add(10 * time.Second); found == 0 && time.Now().Before(deadline); found = reflecting() {
+			time.Sleep(50 * time.Millisecond)
 		}
 		if found != 1 {
 			t.Errorf("--realtime %s: %d reflecting threads as asked (policy %s, CPUs %q), want 1", tc.arg, found, tc.policy, tc.cpus)
