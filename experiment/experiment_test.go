@@ -268,3 +268,22 @@ func TestSweepEarlyStop(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopbackFPS: the PHY self-test's rate is a tenth of the link's line rate for its
+// frames, at least 2000 a second.
+func TestLoopbackFPS(t *testing.T) {
+	for _, c := range []struct {
+		mbps, size int
+		want       float64
+	}{
+		{1000, 512, 1000e6 / (8 * 532) / 10}, // 23,496/s: a ZC702's 10,000 frames in 0.43 s
+		{100, 512, 100e6 / (8 * 532) / 10},   // the emulated GEM: 2,350/s
+		{10, 512, 2000},
+		{1000, 9018, 2000},
+		{0, 512, 2000},
+	} {
+		if got := loopbackFPS(c.mbps, c.size); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%d Mb/s, %d bytes: %v frames/s, want %v", c.mbps, c.size, got, c.want)
+		}
+	}
+}
