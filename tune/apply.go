@@ -306,13 +306,14 @@ func queueSettings(sys *System, plan *Plan, have []Change) []Change {
 func applyChanges(ctx context.Context, sys *System, iface string, changes []Change) (done, failed []Change, err error) {
 	for i := 0; i < len(changes); i++ {
 		c := changes[i]
-		if batched(c.Knob) {
-			// The run of feature changes from here (Diff plans them next to each other).
+		if b := batchOf(c.Knob); b != nil {
+			// The run of the family's changes from here (Diff plans them next to each
+			// other).
 			var batch []Change
-			for j := i; j < len(changes) && batched(changes[j].Knob); j++ {
+			for j := i; j < len(changes) && batchOf(changes[j].Knob) == b; j++ {
 				batch = append(batch, changes[j])
 			}
-			if f, err := writeFeatures(ctx, sys, iface, batch, func(c Change) string { return c.New }); err != nil {
+			if f, err := writeBatch(ctx, sys, b, iface, batch, func(c Change) string { return c.New }); err != nil {
 				return done, append(batch[:0:0], f...), err
 			}
 			done = append(done, batch...)
@@ -331,9 +332,9 @@ func applyChanges(ctx context.Context, sys *System, iface string, changes []Chan
 	return done, nil, nil
 }
 
-// writeFeatures writes a batch of feature changes at once and verifies each. On error it
-// returns the batch with the knob that failed first.
-func writeFeatures(ctx context.Context, sys *System, iface string, batch []Change, val func(Change) string) ([]Change, error) {
+// writeBatch writes a batch of one family's changes at once and verifies each. On error
+// it returns the batch with the knob that failed first.
+func writeBatch(ctx context.Context, sys *System, b batchFamily, iface string, batch []Change, val func(Change) string) ([]Change, error) {
 	ks := make([]Knob, len(batch))
 	vs := make([]string, len(batch))
 	for i, c := range batch {
@@ -343,7 +344,7 @@ func writeFeatures(ctx context.Context, sys *System, iface string, batch []Chang
 		}
 		ks[i], vs[i] = k, val(c)
 	}
-	if err := sys.WriteFeatures(iface, ks, vs); err != nil {
+	if err := sys.WriteBatch(ctx, b, iface, ks, vs); err != nil {
 		var fe *featureErr
 		if errors.As(err, &fe) {
 			for i, c := range batch {
@@ -367,7 +368,8 @@ func writeFeatures(ctx context.Context, sys *System, iface string, batch []Chang
 }
 
 // restore writes back the Old value of each change, last first, where it differs; the
-// feature changes among them go back together in one request.
+// changes of a batch family among them (features, rings) go back together in one
+// request.
 func restore(ctx context.Context, sys *System, iface string, changes []Change) error {
 	// Restoring must not be stopped by the fault hook that stopped the apply.
 	hook := sys.BeforeWrite
@@ -375,17 +377,17 @@ func restore(ctx context.Context, sys *System, iface string, changes []Change) e
 	defer func() { sys.BeforeWrite = hook }()
 	var errs []error
 	var retry []Change
-	featuresDone := false
+	batchDone := map[batchFamily]bool{}
 	for i := len(changes) - 1; i >= 0; i-- {
 		c := changes[i]
-		if batched(c.Knob) {
-			if featuresDone {
+		if b := batchOf(c.Knob); b != nil {
+			if batchDone[b] {
 				continue
 			}
-			featuresDone = true
+			batchDone[b] = true
 			var batch []Change
 			for _, f := range changes {
-				if !batched(f.Knob) {
+				if batchOf(f.Knob) != b {
 					continue
 				}
 				k, err := KnobFromName(iface, f.Knob)
@@ -399,7 +401,7 @@ func restore(ctx context.Context, sys *System, iface string, changes []Change) e
 				batch = append(batch, f)
 			}
 			if len(batch) > 0 {
-				if f, err := writeFeatures(ctx, sys, iface, batch, func(c Change) string { return c.Old }); err != nil {
+				if f, err := writeBatch(ctx, sys, b, iface, batch, func(c Change) string { return c.Old }); err != nil {
 					errs = append(errs, fmt.Errorf("%s back to %q: %w", f[0].Knob, f[0].Old, err))
 				}
 			}

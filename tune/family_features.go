@@ -74,5 +74,14 @@ func (features) write(s *System, k Knob, v string) error {
 	return s.Setter.SetFeatures(k.Iface, map[string]bool{featureName(k): v == "on"})
 }
 
+// writeAll sets the features in one request, as ethtool -K does.
+func (features) writeAll(s *System, iface string, ks []Knob, vals []string) error {
+	want := map[string]bool{}
+	for i, k := range ks {
+		want[featureName(k)] = vals[i] == "on"
+	}
+	return s.Setter.SetFeatures(iface, want)
+}
+
 // featureName is a feature knob's kernel feature name (feature.rx-gro: rx-gro).
 func featureName(k Knob) string { return strings.TrimPrefix(k.Name, featurePrefix) }

@@ -56,8 +56,10 @@ type row struct {
 	bounces bool
 	// mask: the value is a CPU mask, compared as a set of CPUs.
 	mask bool
-	// batch: the plan's knobs of this row are written in one request (kernel features,
-	// whose dependencies the kernel resolves over the whole set, as ethtool -K does).
+	// batch: the plan's knobs of this row's family are written in one request (its
+	// family is a batchFamily): kernel features, whose dependencies the kernel resolves
+	// over the whole set, as ethtool -K does; the two ring depths, as ethtool -G rx N
+	// tx M does, so the driver restarts the port once.
 	batch bool
 	// dropsQueues: changing it removes queues above the new count with their RPS and
 	// XPS settings, so those are journalled first (channels).
@@ -208,11 +210,22 @@ func matchConcrete(r *row, parts []string) bool {
 	return len(parts) == len(pp)
 }
 
-// batched says the concrete knob is written in one request with the plan's others of
-// its row (kernel features).
-func batched(name string) bool {
+// batchFamily is a family whose knobs of a plan are written in one request.
+type batchFamily interface {
+	family
+	// writeAll writes ks (all of the family, one interface) to vals at once.
+	writeAll(s *System, iface string, ks []Knob, vals []string) error
+}
+
+// batchOf is the family the concrete knob is written with in one request, together
+// with the plan's other knobs of that family; nil: written alone.
+func batchOf(name string) batchFamily {
 	r, _, ok := concreteRow(name)
-	return ok && r.batch
+	if !ok || !r.batch {
+		return nil
+	}
+	b, _ := r.family.(batchFamily)
+	return b
 }
 
 // floor says a concrete knob is raised only, never lowered where the machine has more

@@ -147,27 +147,43 @@ func (s *System) Write(ctx context.Context, k Knob, v string) error {
 	return nil
 }
 
-// WriteFeatures sets several kernel features in one request, as ethtool -K does: the
-// kernel resolves dependencies between features (tx-tcp-mangleid-segmentation needs
-// tx-tcp-segmentation) over the whole set, so one at a time can be refused.
-func (s *System) WriteFeatures(iface string, ks []Knob, vals []string) error {
-	want := map[string]bool{}
-	for i, k := range ks {
+// WriteBatch writes knobs of one batch family (b) in one request: kernel features as
+// ethtool -K does (the kernel resolves dependencies between features, such as
+// tx-tcp-mangleid-segmentation on tx-tcp-segmentation, over the whole set, so one at a
+// time can be refused), ring depths as ethtool -G does (one restart of the port). When
+// one of them bounces the link, the carrier is awaited once, after the request.
+func (s *System) WriteBatch(ctx context.Context, b batchFamily, iface string, ks []Knob, vals []string) error {
+	bounces := false
+	for _, k := range ks {
 		if s.BeforeWrite != nil {
 			if err := s.BeforeWrite(k, s.writes); err != nil {
 				return &featureErr{knob: k.Name, err: err}
 			}
 		}
 		s.writes++
-		want[featureName(k)] = vals[i] == "on"
+		bounces = bounces || k.bounces()
 	}
 	if s.Setter == nil {
 		return ErrCannotSet
 	}
-	return s.Setter.SetFeatures(iface, want)
+	hadCarrier := false
+	if bounces {
+		if _, l, err := s.ethtool(iface); err == nil {
+			hadCarrier = l.RawFlags&0x10000 != 0
+		}
+	}
+	if err := b.writeAll(s, iface, ks, vals); err != nil {
+		return err
+	}
+	if hadCarrier {
+		t0 := time.Now()
+		defer func() { s.Settled += time.Since(t0) }()
+		return s.waitCarrier(ctx, iface)
+	}
+	return nil
 }
 
-// featureErr names the feature knob whose write was stopped.
+// featureErr names the knob of a batch whose write was stopped.
 type featureErr struct {
 	knob string
 	err  error
