@@ -181,7 +181,7 @@ func (l Loopback) send(ctx context.Context, port *engine.Port) (frames.Result, e
 	if fps <= 0 {
 		fps = loopbackFPS(port.LinkMbps, size)
 	}
-	t, err := engine.OpenTrialer(engine.TrialerConfig{Root: "/", Port: port, Dst: port.MAC, RXPort: port.Name, MaxLen: size - frames.FCS, Kind: "loopback"})
+	t, err := engine.OpenTrialer(engine.TrialerConfig{Root: "/", Port: port, Dst: port.MAC, RXPort: port.Name, MaxLen: size - frames.FCS, MaxFPS: fps, Kind: "loopback"})
 	if err != nil {
 		return frames.Result{}, err
 	}

@@ -113,6 +113,14 @@ func (s *Frames) measure(ctx context.Context, e Env, p *engine.Port, tc engine.T
 		return Outcome{}, err
 	}
 	tc.Root, tc.Port, tc.MaxLen, tc.CPUs = e.Root, p, s.Size-frames.FCS, s.cpus
+	var fps float64
+	if s.MinThroughputPct == nil {
+		var err error
+		if fps, err = s.rate.FPS(p.LinkMbps, float64(s.Size)); err != nil {
+			return Outcome{}, err
+		}
+		tc.MaxFPS = fps // the rings for the step's rate (a throughput search's: line rate)
+	}
 	t, err := engine.OpenTrialer(tc)
 	if err != nil {
 		return Outcome{}, err
@@ -128,10 +136,6 @@ func (s *Frames) measure(ctx context.Context, e Env, p *engine.Port, tc engine.T
 		o := s.JudgeThroughput(e.ID, rs[0])
 		o.Window = w.total()
 		return o, nil
-	}
-	fps, err := s.rate.FPS(p.LinkMbps, float64(s.Size))
-	if err != nil {
-		return Outcome{}, err
 	}
 	res, err := tt.Trial(ctx, s.Size, fps, s.Duration.D(), 0)
 	if err != nil {

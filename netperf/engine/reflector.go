@@ -41,7 +41,7 @@ func OpenReflector(root, name string, cpus int, rt Realtime) (*Reflector, error)
 	}
 	// Rings of frames, not of blocks: each frame goes back as it arrives, so the round
 	// trip measured through the reflector is the path's, not a block timer's.
-	if r.rx, err = rawsock.OpenRXRings(p.Name, max(len(r.cpus), 1), true, rawsock.FanoutHash); err != nil {
+	if r.rx, err = rawsock.OpenRXRings(p.Name, max(len(r.cpus), 1), rawsock.RXRing{PerFrame: true}, rawsock.FanoutHash); err != nil {
 		return nil, err
 	}
 	for range r.rx {

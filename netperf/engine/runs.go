@@ -310,7 +310,7 @@ func Sink(ctx context.Context, c SinkConfig) (*SinkResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	rings, err := rawsock.OpenRXRings(c.Iface, max(len(cpus), 1), false, mode)
+	rings, err := rawsock.OpenRXRings(c.Iface, max(len(cpus), 1), rawsock.RXRing{}, mode)
 	if err != nil {
 		return nil, err
 	}

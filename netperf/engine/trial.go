@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zynqnet/linerate/internal/badinput"
@@ -81,6 +82,10 @@ type TrialerConfig struct {
 	MaxLen int    // the longest frame, without FCS
 	CPUs   int    // senders and receive rings, as ParseCPUs gives it
 	Kind   string // "round-trip" or "one-way"
+	// MaxFPS is the highest rate its trials run at, when known (a frames step's rate, a
+	// PHY loopback's): the receive rings are sized for it (rawsock.PacedRing); 0: for
+	// line rate (a throughput search).
+	MaxFPS float64
 	// HWStamps asks for the NIC's hardware timestamps of every frame (round trips
 	// through a reflector only: TX and RX on one port, one clock). A port that has none
 	// measures with software stamps, and the results say why.
@@ -110,7 +115,7 @@ func OpenTrialer(c TrialerConfig) (*Trialer, error) {
 	}
 	// Blocks, not frames: a trial's count does not wait on a block's timer (the
 	// reflector hands frames on as they come, and the RX time is the kernel's stamp).
-	if e.RX, err = rawsock.OpenRXRings(c.RXPort, n, false, rawsock.FanoutHash); err != nil {
+	if e.RX, err = rawsock.OpenRXRings(c.RXPort, n, rawsock.PacedRing(c.MaxFPS, c.MaxLen), rawsock.FanoutHash); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -149,14 +154,19 @@ func (e *Trialer) stampHW() error {
 	return nil
 }
 
-// Close closes the rings and puts the port's timestamping back as it was.
+// Close closes the rings and puts the port's timestamping back as it was. The rings
+// close at once, each on a goroutine of its own: the kernel waits out an RCU grace
+// period for each packet socket it releases (synchronize_net), 60 ms on the emulated
+// ZC702, and waited one after the other they were the most of a step's tear-down.
 func (e *Trialer) Close() error {
+	var wg sync.WaitGroup
 	for _, t := range e.TX {
-		t.Close()
+		wg.Go(func() { t.Close() })
 	}
 	for _, r := range e.RX {
-		r.Close()
+		wg.Go(func() { r.Close() })
 	}
+	wg.Wait()
 	if e.restore != nil {
 		return e.restore()
 	}

@@ -125,7 +125,7 @@ func TestSeveralSendersAndRings(t *testing.T) {
 		cpus = []int{-1, -1}
 	}
 	var rxs []*RX
-	b.Do(t, func() (err error) { rxs, err = OpenRXRings("b0", 2, false, FanoutHash); return })
+	b.Do(t, func() (err error) { rxs, err = OpenRXRings("b0", 2, RXRing{}, FanoutHash); return })
 	t.Cleanup(func() {
 		for _, r := range rxs {
 			r.Close()

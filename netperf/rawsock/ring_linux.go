@@ -33,7 +33,7 @@ const (
 	// PACKET_TX_HAS_OFF (TPACKET2_HDRLEN - sizeof(struct sockaddr_ll)).
 	tp2DataOff = 32
 	// struct tpacket3_hdr is 48 bytes; struct sockaddr_ll follows it.
-	tp3HdrLen      = 48
+	tp3HdrLen      = tp3Hdr
 	sllPkttypeOff  = tp3HdrLen + 10
 	packetOutgoing = 4
 	// struct tpacket2_hdr is 32 bytes (TPACKET_ALIGN'd); struct sockaddr_ll follows it.
@@ -235,8 +235,14 @@ type Handler func(frame []byte, rxNanos int64, hw bool)
 
 // OpenRX opens a receive ring on iface for every protocol; frames the host itself sends
 // are left out (PACKET_IGNORE_OUTGOING, and the packet type where that is missing).
-func OpenRX(iface string) (*RX, error) {
+func OpenRX(iface string) (*RX, error) { return openRXBlocks(iface, RXRing{}) }
+
+// openRXBlocks opens a TPACKET_V3 ring of the shape's blocks on iface.
+func openRXBlocks(iface string, shape RXRing) (*RX, error) {
 	r := &RX{blockSize: 1 << 20, blocks: 32}
+	if shape.BlockSize > 0 && shape.Blocks > 0 {
+		r.blockSize, r.blocks = shape.BlockSize, shape.Blocks
+	}
 	return r.open(iface, unix.TPACKET_V3, func(fd int) error {
 		req := unix.TpacketReq3{Block_size: uint32(r.blockSize), Block_nr: uint32(r.blocks), Frame_size: 2048,
 			Frame_nr: uint32(r.blockSize / 2048 * r.blocks), Retire_blk_tov: 2}
@@ -289,15 +295,15 @@ func (r *RX) open(iface string, version int, setRing func(fd int) error) (*RX, e
 	return r, nil
 }
 
-// OpenRXRings opens n receive rings on iface (TPACKET_V2 frames with perFrame, as
-// OpenRXFrames, else TPACKET_V3 blocks, as OpenRX) that share its frames in one
+// OpenRXRings opens n receive rings of the shape on iface (TPACKET_V2 frames, as
+// OpenRXFrames, or TPACKET_V3 blocks, as OpenRX) that share its frames in one
 // PACKET_FANOUT group, each frame to one ring. n 1 is one ring and no group.
 //
 // A ring hears every frame between its bind and its join, and the group hears them
 // too: what a ring holds when it has joined is thrown away, so no frame is counted
 // twice. (Frames arriving in those microseconds are lost to the count; rings are
 // opened before a test's sender starts.)
-func OpenRXRings(iface string, n int, perFrame bool, mode Fanout) ([]*RX, error) {
+func OpenRXRings(iface string, n int, shape RXRing, mode Fanout) ([]*RX, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("%s: %d receive rings: want at least 1", iface, n)
 	}
@@ -311,10 +317,10 @@ func OpenRXRings(iface string, n int, perFrame bool, mode Fanout) ([]*RX, error)
 	for i := 0; i < n; i++ {
 		var r *RX
 		var err error
-		if perFrame {
+		if shape.PerFrame {
 			r, err = OpenRXFrames(iface)
 		} else {
-			r, err = OpenRX(iface)
+			r, err = openRXBlocks(iface, shape)
 		}
 		if err != nil {
 			closeAll()

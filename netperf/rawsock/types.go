@@ -22,6 +22,41 @@ type GenOptions struct {
 	HW *frames.HWBook
 }
 
+// RXRing is the shape of a receive ring.
+type RXRing struct {
+	// PerFrame: TPACKET_V2 frames, each handed over as it arrives (OpenRXFrames: the
+	// reflector's, where what a block would hold back adds to the round trip); else
+	// TPACKET_V3 blocks.
+	PerFrame bool
+	// BlockSize and Blocks shape a block ring; 0: the line-rate ring's (32 blocks of
+	// 1 MiB, which hold 170 ms of 64-byte frames at 1 Gb/s).
+	BlockSize, Blocks int
+}
+
+// pacedBlock is a paced ring's block: 64 KiB, which holds a jumbo frame.
+const pacedBlock = 64 << 10
+
+// PacedRing is the block ring of trials paced at up to fps frames of up to frameLen
+// bytes (a frames step's, a PHY loopback's): blocks of 64 KiB, enough of them to hold a
+// quarter of a second of the frames, and at least 128. The kernel hands a block over
+// when it is full or when its 2 ms timer retires it, so at a paced rate every block
+// leaves with a few frames: 128 blocks are 256 ms the reader may fall behind (the
+// line-rate ring's 32 are 64 ms at such a rate), in 8 MiB rather than 32 (which a slow
+// board takes 0.2 s to clear and map, and to free, on every step). A rate or frame
+// that needs more gets the line-rate ring's size at most, in more blocks.
+func PacedRing(fps float64, frameLen int) RXRing {
+	slot := (tp3Hdr + 32 + frameLen + 15) &^ 15 // header, sockaddr_ll and the frame, aligned
+	if fps <= 0 || slot > pacedBlock-64 {
+		return RXRing{}
+	}
+	perBlock := (pacedBlock - 64) / slot
+	n := int(fps/4)/perBlock + 1
+	return RXRing{BlockSize: pacedBlock, Blocks: min(max(n, 128), 512)}
+}
+
+// tp3Hdr is struct tpacket3_hdr's length.
+const tp3Hdr = 48
+
 // Sender is one of a run's senders: a TX ring, the frames it sends (its own stream) and
 // the CPU its thread is pinned to (-1: not pinned).
 type Sender struct {
