@@ -1,8 +1,10 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strconv"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zynqnet/linerate/curve"
+	"github.com/zynqnet/linerate/netperf/frames"
 	"github.com/zynqnet/linerate/tune"
 )
 
@@ -285,5 +288,45 @@ func TestLoopbackFPS(t *testing.T) {
 		if got := loopbackFPS(c.mbps, c.size); math.Abs(got-c.want) > 1e-9 {
 			t.Errorf("%d Mb/s, %d bytes: %v frames/s, want %v", c.mbps, c.size, got, c.want)
 		}
+	}
+}
+
+// TestSendLooped: frames lost while the PHY left loopback (its driver's late soft
+// reset) are sent again once the PHY is looped again; frames lost by a PHY still looped
+// stand, and so does a PHY that cannot be looped again.
+func TestSendLooped(t *testing.T) {
+	all := frames.Result{Sent: 1000, Received: 1000}
+	lost := frames.Result{Sent: 1000, Received: 310, Lost: 690}
+	cases := []struct {
+		name             string
+		sends            []frames.Result
+		left             bool
+		holdErr          error
+		wantSends, holds int
+		want             frames.Result
+		relooped         bool
+		err              string
+	}{
+		{name: "all back", sends: []frames.Result{all}, left: true, wantSends: 1, want: all},
+		{name: "lost, still looped", sends: []frames.Result{lost}, wantSends: 1, want: lost},
+		{name: "lost, left loopback", sends: []frames.Result{lost, all}, left: true, wantSends: 2, holds: 1, want: all, relooped: true},
+		{name: "lost again", sends: []frames.Result{lost, lost}, left: true, wantSends: 2, holds: 1, want: lost, relooped: true},
+		{name: "cannot loop again", sends: []frames.Result{lost}, left: true, holdErr: errors.New("phy.bmcr: the PHY left loopback again and again"), wantSends: 1, holds: 1, want: lost, relooped: true,
+			err: "the PHY left loopback during the frames; looping it again: phy.bmcr: the PHY left loopback again and again"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sends, holds := 0, 0
+			got, relooped, err := sendLooped(func() (frames.Result, error) {
+				sends++
+				return c.sends[sends-1], nil
+			}, func() bool { return c.left }, func() error { holds++; return c.holdErr })
+			if sends != c.wantSends || holds != c.holds || relooped != c.relooped || got.Received != c.want.Received {
+				t.Errorf("%d sends, %d holds, relooped %v, %d back; want %d, %d, %v, %d", sends, holds, relooped, got.Received, c.wantSends, c.holds, c.relooped, c.want.Received)
+			}
+			if fmt.Sprint(err) != cmp.Or(c.err, "<nil>") {
+				t.Errorf("err %v, want %s", err, c.err)
+			}
+		})
 	}
 }

@@ -272,8 +272,9 @@ func phyOf(t *testing.T, log, step string) phyJSON {
 
 // checkPHY: QEMU's PHY (id 0x01410cc2, which phylib's Marvell driver takes for an
 // 88E1111) with that vendor driver bound, the loopback
-// self-test with every frame back and the control register given back, and a test
-// killed in loopback given back by revert.
+// self-test with every frame back and the control register given back, a test
+// killed in loopback given back by revert, and one whose PHY was reset in loopback
+// looped again.
 func checkPHY(t *testing.T, log string) {
 	t.Helper()
 	before := phyOf(t, log, "phy")
@@ -306,6 +307,16 @@ func checkPHY(t *testing.T, log string) {
 	}
 	if back := phyOf(t, log, "phy-reverted"); back.Registers.BMCR != before.Registers.BMCR {
 		t.Errorf("BMCR 0x%04x after revert, was 0x%04x", back.Registers.BMCR, before.Registers.BMCR)
+	}
+	// The PHY reset once in loopback (a driver's late config_aneg): looped again, the
+	// frames sent again, all back, the register given back.
+	body, rc = section(t, log, "phy-reset")
+	var reset struct {
+		Sent, Received, Corrupted uint64
+		Relooped, Restored        bool
+	}
+	if err := json.Unmarshal([]byte(body), &reset); err != nil || rc != 0 || !reset.Relooped || reset.Sent != 6000 || reset.Received != 6000 || reset.Corrupted != 0 || !reset.Restored {
+		t.Errorf("phy --loopback with the PHY reset in loopback: rc %d %v %+v\n%s", rc, err, reset, body)
 	}
 }
 

@@ -57,16 +57,18 @@ func (phyControl) read(s *System, k Knob) (string, error) {
 // Written at once, phylib would not know its PHY runs forced (phylink's MII write goes
 // straight to the PHY), or (a MAC without phylink, through phy_mii_ioctl) would run that
 // config_aneg after the write, where a vendor driver's soft reset (Marvell's) ends the
-// loopback. A value with autonegotiation on gives phylib its autonegotiation back.
+// loopback. The tester images' kernel (6.1) runs that config_aneg within the ethtool
+// request, before the write; later kernels queue it on phylib's state machine, where it
+// can still come after the write: the write does not wait for what may not come, the
+// loopback test checks after its frames that the PHY stayed looped (HoldLoopback). A
+// value with autonegotiation on gives phylib its autonegotiation back.
 func (phyControl) write(s *System, k Knob, v string) error {
 	n, err := strconv.ParseUint(strings.TrimPrefix(v, "0x"), 16, 16)
 	if err != nil {
 		return fmt.Errorf("phy.bmcr %q: want a 16-bit hex value", v)
 	}
-	forced := false
 	if bmcr := uint16(n); bmcr&(nic.BMCRANEnable|nic.BMCRReset) == 0 {
 		if et, err := s.Kernel.Ethtool(k.Iface); err == nil && et.LinkModes != nil && et.LinkModes.Autoneg {
-			forced = true
 			speed := 10
 			switch {
 			case bmcr&nic.BMCRSpeed1000 != 0:
@@ -91,11 +93,6 @@ func (phyControl) write(s *System, k Knob, v string) error {
 	if err := m.Write(addr, nic.MIIBMCR, uint16(n)); err != nil {
 		return err
 	}
-	if forced && uint16(n)&nic.BMCRLoopback != 0 {
-		if err := keepLoopback(m, addr, uint16(n)); err != nil {
-			return err
-		}
-	}
 	// A MAC on phylink (macb) writes the register straight to the PHY and phylib does not
 	// see it: autonegotiation comes back through ethtool, as it went.
 	if uint16(n)&nic.BMCRANEnable != 0 {
@@ -106,11 +103,25 @@ func (phyControl) write(s *System, k Knob, v string) error {
 	return nil
 }
 
-// keepLoopback writes the loopback value again while phylib's state machine, which the
-// forcing woke and which runs on its own work queue, may still be running the driver's
-// config_aneg: Marvell's ends in a soft reset, which ends the loopback. The value must
-// hold for loopbackSettle.
-func keepLoopback(m *nic.MII, addr int, v uint16) error {
+// HoldLoopback loops iface's PHY back again with v (its loopback value) after it left
+// loopback on its own: phylib's state machine, which the forcing woke on a kernel that
+// runs it on its own work queue, ran the driver's config_aneg after the write, and
+// Marvell's ends in a soft reset, which ends the loopback. The value is written again
+// until it holds for loopbackSettle. The journal already holds the change (v is its
+// value), so nothing more is journalled.
+func HoldLoopback(iface string, v uint16) error {
+	m, err := nic.OpenMII(iface)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	addr, err := m.Address()
+	if err != nil {
+		return err
+	}
+	if err := m.Write(addr, nic.MIIBMCR, v); err != nil {
+		return err
+	}
 	held := time.Now()
 	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
@@ -132,7 +143,7 @@ func keepLoopback(m *nic.MII, addr int, v uint16) error {
 	return fmt.Errorf("phy.bmcr: the PHY left loopback again and again after 0x%04x was written (its driver resets it)", v)
 }
 
-// loopbackSettle is how long a loopback must hold after the write: phylib's state
+// loopbackSettle is how long a loopback written again must hold: phylib's state
 // machine runs within milliseconds of the forcing, on an emulated Cortex-A9 within a
 // few hundred.
 const loopbackSettle = 500 * time.Millisecond

@@ -120,6 +120,9 @@ func (s *PHY) judgeLoopback(lb *experiment.LoopbackResult, errText string, facts
 		return []string{"loopback: " + errText}
 	}
 	*facts = append(*facts, fmt.Sprintf("loopback %d of %d frames back, BMCR %s restored %v", lb.Received, s.Frames, lb.Before, lb.Restored))
+	if lb.Relooped {
+		*facts = append(*facts, "the PHY left loopback during the first frames (its driver's late reset) and was looped again")
+	}
 	measured["loopback_sent"], measured["loopback_received"], measured["loopback_corrupted"] = float64(lb.Sent), float64(lb.Received), float64(lb.Corrupted)
 	var bad []string
 	if lb.Received != uint64(s.Frames) || lb.Corrupted > 0 {
