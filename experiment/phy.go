@@ -143,14 +143,11 @@ func (l Loopback) Run(ctx context.Context) (*LoopbackResult, error) {
 	if l.Frames < 1 || l.Frames > 10_000_000 {
 		return nil, badinput.Errorf("--frames %d: want 1..10000000", l.Frames)
 	}
-	m, err := nic.OpenMII(l.Iface)
-	if err == nil {
-		_, err = m.Address()
-		m.Close()
-	}
+	m, _, err := nic.OpenPHY(l.Iface)
 	if err != nil {
 		return nil, err // no PHY to loop back
 	}
+	m.Close()
 	port, err := engine.LookupPort("/", l.Iface, 0)
 	if err != nil {
 		return nil, err
@@ -203,15 +200,11 @@ func sendLooped(send func() (frames.Result, error), left func() bool, hold func(
 // leftLoopback says iface's PHY reads as no longer looped back (false when it cannot
 // be read: the frames' result stands).
 func leftLoopback(iface string) bool {
-	m, err := nic.OpenMII(iface)
+	m, addr, err := nic.OpenPHY(iface)
 	if err != nil {
 		return false
 	}
 	defer m.Close()
-	addr, err := m.Address()
-	if err != nil {
-		return false
-	}
 	v, err := m.Read(addr, nic.MIIBMCR)
 	return err == nil && v&nic.BMCRLoopback == 0
 }

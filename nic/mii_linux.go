@@ -41,6 +41,21 @@ func OpenMII(iface string) (*MII, error) {
 	return &MII{Iface: iface, fd: fd}, nil
 }
 
+// OpenPHY opens MII access to iface's PHY and finds its address (SIOCGMIIPHY): what
+// every read or write of its registers starts with. Nothing stays open on an error.
+func OpenPHY(iface string) (*MII, int, error) {
+	m, err := OpenMII(iface)
+	if err != nil {
+		return nil, 0, err
+	}
+	addr, err := m.Address()
+	if err != nil {
+		m.Close()
+		return nil, 0, err
+	}
+	return m, addr, nil
+}
+
 // Close closes the socket.
 func (m *MII) Close() error { return unix.Close(m.fd) }
 

@@ -29,15 +29,11 @@ func (phyControl) expand(x *expander, _ *row, s Setting) error {
 // autonegotiates when phylib says so, and a write of this value gives phylib back its
 // autonegotiation.
 func (phyControl) read(s *System, k Knob) (string, error) {
-	m, err := nic.OpenMII(k.Iface)
+	m, addr, err := nic.OpenPHY(k.Iface)
 	if err != nil {
 		return "", err
 	}
 	defer m.Close()
-	addr, err := m.Address()
-	if err != nil {
-		return "", err
-	}
 	v, err := m.Read(addr, nic.MIIBMCR)
 	if err != nil {
 		return "", err
@@ -81,15 +77,11 @@ func (phyControl) write(s *System, k Knob, v string) error {
 			}
 		}
 	}
-	m, err := nic.OpenMII(k.Iface)
+	m, addr, err := nic.OpenPHY(k.Iface)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	addr, err := m.Address()
-	if err != nil {
-		return err
-	}
 	if err := m.Write(addr, nic.MIIBMCR, uint16(n)); err != nil {
 		return err
 	}
@@ -110,15 +102,11 @@ func (phyControl) write(s *System, k Knob, v string) error {
 // until it holds for loopbackSettle. The journal already holds the change (v is its
 // value), so nothing more is journalled.
 func HoldLoopback(iface string, v uint16) error {
-	m, err := nic.OpenMII(iface)
+	m, addr, err := nic.OpenPHY(iface)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	addr, err := m.Address()
-	if err != nil {
-		return err
-	}
 	if err := m.Write(addr, nic.MIIBMCR, v); err != nil {
 		return err
 	}

@@ -233,15 +233,11 @@ func resetLoopback(iface string) int {
 // resetInLoopback waits (every 10 ms, through MII) for iface's PHY to be looped back
 // and soft-resets it.
 func resetInLoopback(iface string, within time.Duration) error {
-	m, err := nic.OpenMII(iface)
+	m, addr, err := nic.OpenPHY(iface)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	addr, err := m.Address()
-	if err != nil {
-		return err
-	}
 	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		v, err := m.Read(addr, nic.MIIBMCR)
 		if err != nil || v&nic.BMCRLoopback == 0 {
