@@ -85,6 +85,15 @@ func (phyControl) write(s *System, k Knob, v string) error {
 	if err := m.Write(addr, nic.MIIBMCR, uint16(n)); err != nil {
 		return err
 	}
+	if uint16(n)&nic.BMCRLoopback != 0 {
+		// Read back at once: a reset that came between the forcing and now is held off
+		// here, not found by the read-back as a value the PHY refused.
+		if got, err := m.Read(addr, nic.MIIBMCR); err != nil {
+			return err
+		} else if got&nic.BMCRLoopback == 0 {
+			return holdLoopback(m, addr, uint16(n))
+		}
+	}
 	// A MAC on phylink (macb) writes the register straight to the PHY and phylib does not
 	// see it: autonegotiation comes back through ethtool, as it went.
 	if uint16(n)&nic.BMCRANEnable != 0 {
@@ -107,6 +116,11 @@ func HoldLoopback(iface string, v uint16) error {
 		return err
 	}
 	defer m.Close()
+	return holdLoopback(m, addr, v)
+}
+
+// holdLoopback writes v until the PHY at addr holds it for loopbackSettle.
+func holdLoopback(m *nic.MII, addr int, v uint16) error {
 	if err := m.Write(addr, nic.MIIBMCR, v); err != nil {
 		return err
 	}

@@ -231,7 +231,9 @@ func resetLoopback(iface string) int {
 }
 
 // resetInLoopback waits (every 10 ms, through MII) for iface's PHY to be looped back
-// and soft-resets it.
+// and soft-resets it half a second later, while the test's frames go (6000 at the
+// emulated GEM's 2350 a second take 2.5 s): after the write was read back, as a late
+// config_aneg comes.
 func resetInLoopback(iface string, within time.Duration) error {
 	m, addr, err := nic.OpenPHY(iface)
 	if err != nil {
@@ -242,6 +244,10 @@ func resetInLoopback(iface string, within time.Duration) error {
 		v, err := m.Read(addr, nic.MIIBMCR)
 		if err != nil || v&nic.BMCRLoopback == 0 {
 			continue
+		}
+		time.Sleep(500 * time.Millisecond)
+		if v, err = m.Read(addr, nic.MIIBMCR); err != nil {
+			return err
 		}
 		return m.Write(addr, nic.MIIBMCR, v|nic.BMCRReset)
 	}
