@@ -148,15 +148,12 @@ type phyWatch struct {
 // status register is read twice: the first read gives back what latched before the
 // watch.
 func openPHYWatch(iface string) *phyWatch {
-	m, err := OpenMII(iface)
+	m, addr, err := OpenPHY(iface)
 	if err != nil {
 		return nil
 	}
-	p := &phyWatch{mii: m}
-	if p.addr, err = m.Address(); err == nil {
-		_, err = p.read()
-	}
-	if err == nil {
+	p := &phyWatch{mii: m, addr: addr}
+	if _, err = p.read(); err == nil {
 		p.last, err = p.read()
 	}
 	if err != nil {

@@ -345,7 +345,7 @@ func writeBatch(ctx context.Context, sys *System, b batchFamily, iface string, b
 		ks[i], vs[i] = k, val(c)
 	}
 	if err := sys.WriteBatch(ctx, b, iface, ks, vs); err != nil {
-		var fe *featureErr
+		var fe *batchErr
 		if errors.As(err, &fe) {
 			for i, c := range batch {
 				if c.Knob == fe.knob {

@@ -55,9 +55,11 @@ func (phyControl) read(s *System, k Knob) (string, error) {
 // config_aneg after the write, where a vendor driver's soft reset (Marvell's) ends the
 // loopback. The tester images' kernel (6.1) runs that config_aneg within the ethtool
 // request, before the write; later kernels queue it on phylib's state machine, where it
-// can still come after the write: the write does not wait for what may not come, the
-// loopback test checks after its frames that the PHY stayed looped (HoldLoopback). A
-// value with autonegotiation on gives phylib its autonegotiation back.
+// can still come after the write. The write reads a loopback back at once and, where a
+// reset already ended it, holds it (written again until it holds, holdLoopback); it does
+// not wait for a reset that may not come: the loopback test checks after its frames that
+// the PHY stayed looped (HoldLoopback). A value with autonegotiation on gives phylib its
+// autonegotiation back.
 func (phyControl) write(s *System, k Knob, v string) error {
 	n, err := strconv.ParseUint(strings.TrimPrefix(v, "0x"), 16, 16)
 	if err != nil {

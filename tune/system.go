@@ -130,21 +130,7 @@ func (s *System) Write(ctx context.Context, k Knob, v string) error {
 	if s.Setter == nil {
 		return ErrCannotSet
 	}
-	hadCarrier := false
-	if k.bounces() {
-		if _, l, err := s.ethtool(k.Iface); err == nil {
-			hadCarrier = l.RawFlags&0x10000 != 0
-		}
-	}
-	if err := k.def().family.write(s, k, v); err != nil {
-		return err
-	}
-	if hadCarrier {
-		t0 := time.Now()
-		defer func() { s.Settled += time.Since(t0) }()
-		return s.waitCarrier(ctx, k.Iface)
-	}
-	return nil
+	return s.settle(ctx, k.Iface, k.bounces(), func() error { return k.def().family.write(s, k, v) })
 }
 
 // WriteBatch writes knobs of one batch family (b) in one request: kernel features as
@@ -157,7 +143,7 @@ func (s *System) WriteBatch(ctx context.Context, b batchFamily, iface string, ks
 	for _, k := range ks {
 		if s.BeforeWrite != nil {
 			if err := s.BeforeWrite(k, s.writes); err != nil {
-				return &featureErr{knob: k.Name, err: err}
+				return &batchErr{knob: k.Name, err: err}
 			}
 		}
 		s.writes++
@@ -166,31 +152,37 @@ func (s *System) WriteBatch(ctx context.Context, b batchFamily, iface string, ks
 	if s.Setter == nil {
 		return ErrCannotSet
 	}
+	return s.settle(ctx, iface, bounces, func() error { return b.writeAll(s, iface, ks, vals) })
+}
+
+// settle runs a write; where it bounces the link (bounces) and the carrier was there
+// before, it waits for the carrier to come back and adds the wait to Settled.
+func (s *System) settle(ctx context.Context, iface string, bounces bool, write func() error) error {
 	hadCarrier := false
 	if bounces {
 		if _, l, err := s.ethtool(iface); err == nil {
 			hadCarrier = l.RawFlags&0x10000 != 0
 		}
 	}
-	if err := b.writeAll(s, iface, ks, vals); err != nil {
+	if err := write(); err != nil {
 		return err
 	}
-	if hadCarrier {
-		t0 := time.Now()
-		defer func() { s.Settled += time.Since(t0) }()
-		return s.waitCarrier(ctx, iface)
+	if !hadCarrier {
+		return nil
 	}
-	return nil
+	t0 := time.Now()
+	defer func() { s.Settled += time.Since(t0) }()
+	return s.waitCarrier(ctx, iface)
 }
 
-// featureErr names the knob of a batch whose write was stopped.
-type featureErr struct {
+// batchErr names the knob of a batch (a feature, a ring depth) whose write was stopped.
+type batchErr struct {
 	knob string
 	err  error
 }
 
-func (e *featureErr) Error() string { return e.err.Error() }
-func (e *featureErr) Unwrap() error { return e.err }
+func (e *batchErr) Error() string { return e.err.Error() }
+func (e *batchErr) Unwrap() error { return e.err }
 
 func (s *System) waitCarrier(ctx context.Context, iface string) error {
 	timeout := s.CarrierTimeout
