@@ -45,7 +45,7 @@ func OpenReflector(root, name string, cpus int, rt Realtime) (*Reflector, error)
 		return nil, err
 	}
 	for range r.rx {
-		tx, err := rawsock.OpenTX(p.Name, max(p.MTU+18, 1518), true)
+		tx, err := rawsock.OpenTX(p.Name, max(p.MTU+18, 1518), 0, true)
 		if err != nil {
 			r.Close()
 			return nil, err

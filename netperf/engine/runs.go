@@ -176,7 +176,7 @@ func closeSenders(senders []rawsock.Sender) {
 // each with its stream (c.Stream + i) and its c.Flows source ports after the last one's.
 func openSenders(port string, b *frames.Builder, c GenConfig, cpus []int) ([]rawsock.Sender, error) {
 	if len(cpus) == 0 {
-		tx, err := rawsock.OpenTX(port, b.MaxFrameLen(), true)
+		tx, err := rawsock.OpenTX(port, b.MaxFrameLen(), 0, true)
 		if err != nil {
 			return nil, err
 		}
@@ -194,7 +194,7 @@ func openSenders(port string, b *frames.Builder, c GenConfig, cpus []int) ([]raw
 		if err != nil {
 			return senders, badinput.Errorf("%d senders of %d flows each: %v", len(cpus), spec.Flows, err)
 		}
-		tx, err := rawsock.OpenTX(port, b.MaxFrameLen(), true)
+		tx, err := rawsock.OpenTX(port, b.MaxFrameLen(), 0, true)
 		if err != nil {
 			return senders, err
 		}

@@ -106,7 +106,7 @@ func OpenTrialer(c TrialerConfig) (*Trialer, error) {
 	}
 	n := max(len(e.CPUs), 1)
 	for i := 0; i < n; i++ {
-		tx, err := rawsock.OpenTX(p.Name, c.MaxLen, true)
+		tx, err := rawsock.OpenTX(p.Name, c.MaxLen, rawsock.PacedTXFrames(c.MaxFPS), true)
 		if err != nil {
 			e.Close()
 			return nil, err

@@ -20,7 +20,7 @@ type TX struct{}
 // RX is a receive ring (Linux only).
 type RX struct{}
 
-func OpenTX(string, int, bool) (*TX, error)                  { return nil, errOS }
+func OpenTX(string, int, int, bool) (*TX, error)             { return nil, errOS }
 func OpenRX(string) (*RX, error)                             { return nil, errOS }
 func OpenRXFrames(string) (*RX, error)                       { return nil, errOS }
 func OpenRXRings(string, int, RXRing, Fanout) ([]*RX, error) { return nil, errOS }

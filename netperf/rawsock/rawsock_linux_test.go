@@ -25,7 +25,7 @@ func pair(t *testing.T) (a, b *nstest.NS, macA, macB net.HardwareAddr) {
 func openTX(t *testing.T, ns *nstest.NS, iface string, maxLen int) *TX {
 	t.Helper()
 	var tx *TX
-	ns.Do(t, func() (err error) { tx, err = OpenTX(iface, maxLen, true); return })
+	ns.Do(t, func() (err error) { tx, err = OpenTX(iface, maxLen, 0, true); return })
 	t.Cleanup(func() { tx.Close() })
 	return tx
 }
@@ -192,5 +192,49 @@ func TestPacerShares(t *testing.T) {
 	}
 	if got != 10000 {
 		t.Fatalf("granted %d frames, want 10000", got)
+	}
+}
+
+// TestPacedRings: a paced trial's rings (PacedTXFrames, PacedRing) are what the kernel
+// takes: the emulated ZC702's PHY loopback rate gets a TX ring of 256 frames and an RX
+// ring of 128 blocks of 8 KiB (13 frames a block), and they carry 3000 frames at that
+// rate (both rings turn over) with every frame counted, none lost.
+func TestPacedRings(t *testing.T) {
+	a, b, macA, macB := pair(t)
+	const fps, size = 2350, 512
+	var tx *TX
+	a.Do(t, func() (err error) { tx, err = OpenTX("a0", size-frames.FCS, PacedTXFrames(fps), true); return })
+	t.Cleanup(func() { tx.Close() })
+	if tx.Frames() != 256 {
+		t.Errorf("TX ring of %d frames, want 256", tx.Frames())
+	}
+	shape := PacedRing(fps, size-frames.FCS)
+	if shape.BlockSize != 8<<10 || shape.Blocks != 128 {
+		t.Errorf("RX ring %+v, want 128 blocks of 8 KiB", shape)
+	}
+	var rxs []*RX
+	b.Do(t, func() (err error) { rxs, err = OpenRXRings("b0", 1, shape, FanoutHash); return })
+	t.Cleanup(func() { rxs[0].Close() })
+	spec := frames.Spec{Src: macA, Dst: macB, Sizes: []int{size}, Flows: 4, Stream: 31}
+	bl, err := frames.NewBuilder(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streams *frames.Streams
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		streams, _, _ = Sink(context.Background(), rxs, nil, spec.Stream, 1, SinkOptions{Duration: 20 * time.Second})
+	}()
+	const n = 3000
+	gs, err := Gen(context.Background(), []Sender{{TX: tx, B: bl, CPU: -1}}, GenOptions{FPS: fps, Count: n, EndMarkers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	r, _ := streams.Result(nil, 0)
+	if gs.Sent != n || r.Sent != n || r.Received != n || r.Lost != 0 || r.Corrupted != 0 || r.Duplicated != 0 || r.Reordered != 0 {
+		t.Errorf("sent %d, sink %+v", gs.Sent, r)
 	}
 }

@@ -100,9 +100,11 @@ func packetSocket(iface string) (idx, fd int, err error) {
 	return idx, fd, nil
 }
 
-// OpenTX opens a transmit ring for frames of up to maxLen bytes (without FCS). bypass
-// sets PACKET_QDISC_BYPASS (frames skip the interface's qdisc, as trafgen does).
-func OpenTX(iface string, maxLen int, bypass bool) (*TX, error) {
+// OpenTX opens a transmit ring for frames of up to maxLen bytes (without FCS), of about
+// ringFrames frames (0: about 4 MiB, a line-rate run's; PacedTXFrames sizes a paced
+// trial's). bypass sets PACKET_QDISC_BYPASS (frames skip the interface's qdisc, as
+// trafgen does).
+func OpenTX(iface string, maxLen, ringFrames int, bypass bool) (*TX, error) {
 	// Protocol 0: the socket transmits only and is never handed received frames; the
 	// kernel takes each frame's protocol from its Ethernet header.
 	idx, fd, err := packetSocket(iface)
@@ -127,8 +129,11 @@ func OpenTX(iface string, maxLen int, bypass bool) (*TX, error) {
 		t.frameSize *= 2
 	}
 	block := max(t.frameSize, 1<<16)
-	// About 4 MiB of ring: 32768 small frames, 256 jumbo ones.
+	// About 4 MiB of ring: 32768 small frames, 256 jumbo ones; a paced trial's fewer.
 	blocks := max(4<<20/block, 4)
+	if ringFrames > 0 {
+		blocks = min(blocks, max((ringFrames*t.frameSize+block-1)/block, 4))
+	}
 	t.frames = blocks * (block / t.frameSize)
 	req := unix.TpacketReq{Block_size: uint32(block), Block_nr: uint32(blocks), Frame_size: uint32(t.frameSize), Frame_nr: uint32(t.frames)}
 	if err := unix.SetsockoptTpacketReq(fd, unix.SOL_PACKET, unix.PACKET_TX_RING, &req); err != nil {

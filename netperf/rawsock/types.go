@@ -2,6 +2,7 @@ package rawsock
 
 import (
 	"fmt"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -33,25 +34,45 @@ type RXRing struct {
 	BlockSize, Blocks int
 }
 
-// pacedBlock is a paced ring's block: 64 KiB, which holds a jumbo frame.
-const pacedBlock = 64 << 10
-
 // PacedRing is the block ring of trials paced at up to fps frames of up to frameLen
-// bytes (a frames step's, a PHY loopback's): blocks of 64 KiB, enough of them to hold a
-// quarter of a second of the frames, and at least 128. The kernel hands a block over
-// when it is full or when its 2 ms timer retires it, so at a paced rate every block
-// leaves with a few frames: 128 blocks are 256 ms the reader may fall behind (the
-// line-rate ring's 32 are 64 ms at such a rate), in 8 MiB rather than 32 (which a slow
-// board takes 0.2 s to clear and map, and to free, on every step). A rate or frame
-// that needs more gets the line-rate ring's size at most, in more blocks.
+// bytes (a frames step's, a PHY loopback's). The kernel hands a block over when it is
+// full or when its 2 ms timer retires it, so at a paced rate every block leaves with the
+// frames of a few milliseconds: a block holds twice what comes in 2 ms (and a whole
+// frame), from 8 KiB to 64 KiB; there are at least 128 of them, 256 ms the reader may
+// fall behind (the line-rate ring's 32 are 64 ms at such a rate), and enough to hold a
+// quarter of a second of the frames. The emulated ZC702's PHY loopback (2350 512-byte
+// frames a second) gets 1 MiB rather than 32: a slow board takes a tenth of a second
+// to clear and map 8 MiB, and as long to free it, on every step. A rate or frame that
+// needs more gets the line-rate ring's size at most, in more blocks.
 func PacedRing(fps float64, frameLen int) RXRing {
 	slot := (tp3Hdr + 32 + frameLen + 15) &^ 15 // header, sockaddr_ll and the frame, aligned
-	if fps <= 0 || slot > pacedBlock-64 {
+	if fps <= 0 || slot > maxPacedBlock-64 {
 		return RXRing{}
 	}
-	perBlock := (pacedBlock - 64) / slot
+	block := max(minPacedBlock, os.Getpagesize()) // a block is whole pages
+	for block < maxPacedBlock && (block < slot+64 || block < 2*int(fps*0.002)*slot+64) {
+		block *= 2
+	}
+	perBlock := (block - 64) / slot
 	n := int(fps/4)/perBlock + 1
-	return RXRing{BlockSize: pacedBlock, Blocks: min(max(n, 128), 512)}
+	return RXRing{BlockSize: block, Blocks: min(max(n, 128), (32<<20)/block)}
+}
+
+// A paced ring's blocks: 8 KiB (two pages, a 512-byte frame's 2 ms at 4000 a second) to
+// 64 KiB (a jumbo frame and more).
+const (
+	minPacedBlock = 8 << 10
+	maxPacedBlock = 64 << 10
+)
+
+// PacedTXFrames is the TX ring of trials paced at up to fps frames a second: four times
+// the pacer's burst (10 ms of frames), at least 256 frames; 0 for an unknown rate (a
+// throughput search): the line-rate ring's.
+func PacedTXFrames(fps float64) int {
+	if fps <= 0 {
+		return 0
+	}
+	return max(256, int(fps*0.040))
 }
 
 // tp3Hdr is struct tpacket3_hdr's length.
