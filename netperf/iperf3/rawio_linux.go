@@ -96,3 +96,22 @@ func (r *rawReader) once(fd uintptr) bool {
 		}
 	}
 }
+
+// unread is what conn's socket has received and the stream not yet read (SIOCINQ: a
+// TCP socket's queued bytes, a UDP socket's next datagram's length), false where it
+// cannot be asked.
+func unread(conn net.Conn) (int, bool) {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return 0, false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	n, ierr := 0, error(nil)
+	if err := raw.Control(func(fd uintptr) { n, ierr = unix.IoctlGetInt(int(fd), unix.SIOCINQ) }); err != nil || ierr != nil {
+		return 0, false
+	}
+	return n, true
+}

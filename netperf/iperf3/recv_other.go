@@ -10,3 +10,6 @@ func discardTCP(c net.Conn, count func(int)) bool { return false }
 // copyTCP's raw reads are Linux's (rawio_linux.go); elsewhere the stream reads through
 // its net.Conn.
 func copyTCP(c net.Conn, count func(int)) bool { return false }
+
+// unread needs Linux's SIOCINQ; elsewhere settle waits for the count to stop moving.
+func unread(c net.Conn) (int, bool) { return 0, false }

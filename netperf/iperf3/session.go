@@ -270,8 +270,10 @@ func (t *test) markEnd(now time.Time) {
 
 // settle lets receiving streams count what had already arrived when TEST_END came: the
 // client sent its data before TEST_END, and iperf3's one select loop reads the data
-// that is queued first. It waits until the received count stops moving for 50 ms, at
-// most 500 ms.
+// that is queued first. It waits until every receiving socket's queue is read (SIOCINQ
+// 0) and the count stopped moving, looked at every 5 ms; where the queue cannot be
+// asked (not Linux), until the count stops moving for 50 ms. At most 500 ms.
+// (A quiet window alone cost every upload 50 ms at least, nothing queued or not.)
 func (t *test) settle() {
 	received := func() uint64 {
 		var n uint64
@@ -285,14 +287,33 @@ func (t *test) settle() {
 	if !t.p.Bidir && t.p.Reverse {
 		return
 	}
-	last := received()
+	poll := 5 * time.Millisecond
+	read := func() bool {
+		for _, s := range t.streams {
+			if s.sender {
+				continue
+			}
+			n, ok := unread(s.conn)
+			if !ok {
+				poll = 50 * time.Millisecond
+				return true
+			}
+			if n > 0 {
+				return false
+			}
+		}
+		return true
+	}
+	// Read out at two looks in a row with the count still: a reader that has the last
+	// bytes from read(2) and not yet counted them has counted them by the second.
+	wasRead, last := read(), received()
 	for deadline := time.Now().Add(500 * time.Millisecond); time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond)
-		n := received()
-		if n == last {
+		time.Sleep(poll)
+		n, isRead := received(), read()
+		if n == last && isRead && wasRead {
 			return
 		}
-		last = n
+		wasRead, last = isRead, n
 	}
 }
 
