@@ -31,7 +31,7 @@ func (s *Doctor) Check(*plan.Plan) error {
 }
 
 // minDoctorInterval is the shortest interval a doctor step judges rates over.
-const minDoctorInterval = time.Second
+const minDoctorInterval = 500 * time.Millisecond
 
 // Timeout: two samples and the rules.
 func (s *Doctor) Timeout() time.Duration { return 30 * time.Second }

@@ -35,6 +35,13 @@ type linkWatch struct {
 	api   string
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
+	// sample reads the ports for a baseline (nic.SampleNow; a test's fake).
+	sample func(api string, ifaces ...string) (*nic.Sample, error)
+	// basing is closed when the baseline being taken is in (nil: none under way);
+	// baseGen counts the baselines asked for and dropped, so that one a step dropped
+	// while it was being taken is not kept.
+	basing  chan struct{}
+	baseGen int
 }
 
 // portWatch is what the watch saw of one port: its state as it began, and every event
@@ -279,22 +286,43 @@ func holdLink(res *plan.StepResult, typ string, evs []nic.LinkEvent) {
 // port, or (phy) change it only for a moment and put it back.
 var baseKeepers = map[string]bool{"link": true, "identity": true, "phy": true, "doctor": true}
 
-// takeBase samples the ports as their link settles.
+// takeBase samples the ports as their link settles, on a goroutine of its own: the
+// steps that follow (identity, the PHY's self-test, which waits on its frames) run
+// meanwhile, and Base waits for it. The sample's counters are the interval's start
+// whatever else a step does to the port as it is taken: the doctor judges only their
+// rise, and a step that leaves the port changed drops the baseline (keepBase), also
+// one still being taken.
 func (w *linkWatch) takeBase(ifaces []string) {
 	if w == nil {
 		return
 	}
-	smp, err := nic.SampleNow(w.api, ifaces...)
-	if err != nil {
-		return // the doctor step samples its own interval
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, iface := range ifaces {
-		if p := w.ports[iface]; p != nil {
-			p.base, p.baseAt = smp, time.Now()
-		}
+	w.baseGen++
+	gen, done := w.baseGen, make(chan struct{})
+	w.basing = done
+	sample := w.sample
+	if sample == nil {
+		sample = nic.SampleNow
 	}
+	w.wg.Go(func() {
+		defer close(done)
+		smp, err := sample(w.api, ifaces...)
+		if err != nil {
+			return // the doctor step samples its own interval
+		}
+		at := time.Now()
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.baseGen != gen {
+			return // dropped while it was taken
+		}
+		for _, iface := range ifaces {
+			if p := w.ports[iface]; p != nil {
+				p.base, p.baseAt = smp, at
+			}
+		}
+	})
 }
 
 // keepBase drops the ports' baselines after a step of type typ that changes them.
@@ -304,6 +332,7 @@ func (w *linkWatch) keepBase(ifaces []string, typ string) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.baseGen++
 	for _, iface := range ifaces {
 		if p := w.ports[iface]; p != nil {
 			p.base = nil
@@ -311,10 +340,17 @@ func (w *linkWatch) keepBase(ifaces []string, typ string) {
 	}
 }
 
-// Base is the port's baseline sample and when it was taken, or nil.
+// Base is the port's baseline sample and when it was taken, or nil; a baseline being
+// taken is waited for.
 func (w *linkWatch) Base(iface string) (*nic.Sample, time.Time) {
 	if w == nil {
 		return nil, time.Time{}
+	}
+	w.mu.Lock()
+	done := w.basing
+	w.mu.Unlock()
+	if done != nil {
+		<-done
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -92,4 +93,54 @@ func TestLinkWatchWindows(t *testing.T) {
 	if evs := (*linkWatch)(nil).Events([]string{"eth0"}, t0, at(30)); evs != nil {
 		t.Errorf("no watch: %v", evs)
 	}
+}
+
+// TestBaseTakenAside: the doctor's baseline is sampled on a goroutine of its own while
+// the next steps run; Base waits for it and gives it; a step that changes the port
+// while it is being taken drops it (it is not kept when it comes in after), and a
+// sample that fails leaves none.
+func TestBaseTakenAside(t *testing.T) {
+	release := make(chan struct{})
+	taken := &nic.Sample{}
+	fail := false
+	w := &linkWatch{ports: map[string]*portWatch{"eth0": {}}, sample: func(api string, ifaces ...string) (*nic.Sample, error) {
+		<-release
+		if fail {
+			return nil, errors.New("ethtool: no such device")
+		}
+		return taken, nil
+	}}
+	w.takeBase([]string{"eth0"}) // returns while the sample waits
+	got := make(chan *nic.Sample)
+	go func() { b, _ := w.Base("eth0"); got <- b }()
+	select {
+	case b := <-got:
+		t.Fatalf("Base gave %v before the sample was in", b)
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(release)
+	if b := <-got; b != taken {
+		t.Errorf("Base gave %v, want the sample taken", b)
+	}
+	if _, at := w.Base("eth0"); at.IsZero() {
+		t.Error("the baseline's time is not set")
+	}
+
+	// A tune while the sample is under way: the sample is not kept.
+	release = make(chan struct{})
+	w.takeBase([]string{"eth0"})
+	w.keepBase([]string{"eth0"}, "tune")
+	close(release)
+	if b, _ := w.Base("eth0"); b != nil {
+		t.Errorf("a baseline dropped by a tune while it was taken came back: %v", b)
+	}
+
+	// A sample that fails: no baseline (the doctor samples its own interval).
+	release, fail = make(chan struct{}), true
+	w.takeBase([]string{"eth0"})
+	close(release)
+	if b, _ := w.Base("eth0"); b != nil {
+		t.Errorf("a failed sample left a baseline: %v", b)
+	}
+	w.wg.Wait()
 }
