@@ -18,7 +18,7 @@ import (
 // the reason, unless the plan says it is required.
 type PHY struct {
 	Loopback bool `yaml:"loopback" json:"loopback,omitempty" doc:"run the PHY loopback self-test: frames looped in the PHY must all come back whole, and the control register is given back" default:"false"`
-	Frames   int  `yaml:"frames" json:"frames,omitempty" doc:"how many frames the loopback sends, at a tenth of the link's line rate (at least 2000 a second)" unit:"frames" default:"1000 with loopback"`
+	Frames   int  `yaml:"frames" json:"frames,omitempty" doc:"how many frames the loopback sends, at a quarter of the link's line rate (at least 2000 a second, at most 23,500)" unit:"frames" default:"1000 with loopback"`
 	// ExpectPHYID is registers 2 and 3 (0x01410e40), compared without the revision in
 	// the low 4 bits, as phylib matches its drivers.
 	ExpectPHYID  string `yaml:"expect_phy_id" json:"expect_phy_id,omitempty" doc:"the PHY id (registers 2 and 3, hex, without the revision nibble as phylib matches it)"`
