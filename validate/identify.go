@@ -25,6 +25,17 @@ import (
 // header identifies the board and starts the report.
 func (r *run) header(ctx context.Context, start time.Time) (*plan.Report, error) {
 	p := r.Plan
+	// A board without a real-time clock boots in 1970: the time of day comes from the
+	// station's HTTP Date header, for the report only (the system clock is left alone),
+	// asked while the rest of the header is read.
+	var stationClock chan time.Time
+	if start.Year() < 2020 {
+		stationClock = make(chan time.Time, 1)
+		go func() {
+			t, _ := stationTime(ctx, r.StationTLS, p.Station.ReportURL, r.StationURL)
+			stationClock <- t
+		}()
+	}
 	id := board.ReadIdentity(r.Root)
 	if p.Board == "auto" {
 		r.board = board.Detect(id.Compatible)
@@ -61,21 +72,21 @@ func (r *run) header(ctx context.Context, start time.Time) (*plan.Report, error)
 	r.trace(rep)
 	r.serial, r.serialSource = rep.Serial, rep.SerialSource
 	rep.Fixture = cmp.Or(r.Fixture, id.Fixture, p.Fixture)
-	if t, ok := stationTime(ctx, r.StationTLS, p.Station.ReportURL, r.StationURL); ok && start.Year() < 2020 {
-		// A board without a real-time clock boots in 1970: take the time of day from the
-		// station's HTTP Date header, for the report only (the system clock is left alone).
-		rep.Started = t.UTC()
-		fmt.Fprintf(r.Console, "linerate validate: the board's clock says %s; the report uses the station's time, %s\n", start.UTC().Format(time.RFC3339), rep.Started.Format(time.RFC3339))
+	r.counters = map[string]map[string]uint64{}
+	for _, port := range p.Ports {
+		r.counters[port.Interface], _ = errorCounters(r.Root, r.API, port.Interface)
+	}
+	if stationClock != nil {
+		if t := <-stationClock; !t.IsZero() {
+			rep.Started = t.UTC()
+			fmt.Fprintf(r.Console, "linerate validate: the board's clock says %s; the report uses the station's time, %s\n", start.UTC().Format(time.RFC3339), rep.Started.Format(time.RFC3339))
+		}
 	}
 	// The milliseconds keep two runs of one board in one second apart, the boot id two
 	// boots whose clocks both start at 1970.
 	rep.ID = fmt.Sprintf("%s-%s-%s", serialID(rep.Serial), rep.Started.Format("20060102T150405.000Z"), sanitizeID(bootID(r.Root)))
 	fmt.Fprintf(r.Console, "linerate validate: plan %s (%s), board %s, serial %s, %s %s, %d steps, budget %v\n",
 		p.Name, p.Source, rep.Board, rep.Serial, p.Interface, orDash(rep.MAC), len(p.Steps), p.Budget.D())
-	r.counters = map[string]map[string]uint64{}
-	for _, port := range p.Ports {
-		r.counters[port.Interface], _ = errorCounters(r.Root, r.API, port.Interface)
-	}
 	if p.Multi() {
 		var names []string
 		for _, port := range p.Ports {
