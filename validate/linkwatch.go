@@ -37,11 +37,6 @@ type linkWatch struct {
 	wg    sync.WaitGroup
 	// sample reads the ports for a baseline (nic.SampleNow; a test's fake).
 	sample func(api string, ifaces ...string) (*nic.Sample, error)
-	// basing is closed when the baseline being taken is in (nil: none under way);
-	// baseGen counts the baselines asked for and dropped, so that one a step dropped
-	// while it was being taken is not kept.
-	basing  chan struct{}
-	baseGen int
 }
 
 // portWatch is what the watch saw of one port: its state as it began, and every event
@@ -57,6 +52,11 @@ type portWatch struct {
 	// interval (nil: none, or a step since changed the port: see keepBase).
 	base   *nic.Sample
 	baseAt time.Time
+	// basing is closed when the baseline being taken is in (nil: none under way);
+	// baseGen counts the port's baselines asked for and dropped, so that one a step
+	// dropped while it was being taken is not kept.
+	basing  chan struct{}
+	baseGen int
 }
 
 // watchLinks starts a watcher of each interface; stop ends them. An interface whose
@@ -298,9 +298,14 @@ func (w *linkWatch) takeBase(ifaces []string) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.baseGen++
-	gen, done := w.baseGen, make(chan struct{})
-	w.basing = done
+	done := make(chan struct{})
+	gens := map[*portWatch]int{}
+	for _, iface := range ifaces {
+		if p := w.ports[iface]; p != nil {
+			p.baseGen++
+			p.basing, gens[p] = done, p.baseGen
+		}
+	}
 	sample := w.sample
 	if sample == nil {
 		sample = nic.SampleNow
@@ -314,11 +319,8 @@ func (w *linkWatch) takeBase(ifaces []string) {
 		at := time.Now()
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		if w.baseGen != gen {
-			return // dropped while it was taken
-		}
-		for _, iface := range ifaces {
-			if p := w.ports[iface]; p != nil {
+		for p, gen := range gens {
+			if p.baseGen == gen { // else dropped while it was taken
 				p.base, p.baseAt = smp, at
 			}
 		}
@@ -332,10 +334,10 @@ func (w *linkWatch) keepBase(ifaces []string, typ string) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.baseGen++
 	for _, iface := range ifaces {
 		if p := w.ports[iface]; p != nil {
 			p.base = nil
+			p.baseGen++
 		}
 	}
 }
@@ -346,8 +348,11 @@ func (w *linkWatch) Base(iface string) (*nic.Sample, time.Time) {
 	if w == nil {
 		return nil, time.Time{}
 	}
+	var done chan struct{}
 	w.mu.Lock()
-	done := w.basing
+	if p := w.ports[iface]; p != nil {
+		done = p.basing
+	}
 	w.mu.Unlock()
 	if done != nil {
 		<-done

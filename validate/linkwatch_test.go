@@ -97,8 +97,8 @@ func TestLinkWatchWindows(t *testing.T) {
 
 // TestBaseTakenAside: the doctor's baseline is sampled on a goroutine of its own while
 // the next steps run; Base waits for it and gives it; a step that changes the port
-// while it is being taken drops it (it is not kept when it comes in after), and a
-// sample that fails leaves none.
+// while it is being taken drops it (it is not kept when it comes in after), a sample
+// that fails leaves none, and ports sampled at once keep a baseline each.
 func TestBaseTakenAside(t *testing.T) {
 	release := make(chan struct{})
 	taken := &nic.Sample{}
@@ -141,6 +141,21 @@ func TestBaseTakenAside(t *testing.T) {
 	close(release)
 	if b, _ := w.Base("eth0"); b != nil {
 		t.Errorf("a failed sample left a baseline: %v", b)
+	}
+
+	// Two ports whose link steps pass at once (a board's ports tested together): each
+	// keeps its own baseline, and a tune of one drops only that one's.
+	release, fail = make(chan struct{}), false
+	w.ports["eth1"] = &portWatch{}
+	w.takeBase([]string{"eth0"})
+	w.takeBase([]string{"eth1"})
+	w.keepBase([]string{"eth1"}, "tune")
+	close(release)
+	if b, _ := w.Base("eth0"); b != taken {
+		t.Errorf("eth0's baseline lost to eth1's: %v", b)
+	}
+	if b, _ := w.Base("eth1"); b != nil {
+		t.Errorf("eth1's baseline kept across its tune: %v", b)
 	}
 	w.wg.Wait()
 }
