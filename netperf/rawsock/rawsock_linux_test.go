@@ -196,12 +196,13 @@ func TestPacerShares(t *testing.T) {
 }
 
 // TestPacedRings: a paced trial's rings (PacedTXFrames, PacedRing) are what the kernel
-// takes: the emulated ZC702's PHY loopback rate gets a TX ring of 256 frames and an RX
-// ring of 128 blocks of 8 KiB (13 frames a block), and they carry 3000 frames at that
-// rate (both rings turn over) with every frame counted, none lost.
+// takes: the emulated ZC702's PHY loopback rate (5874 a second) gets a TX ring of 256
+// frames and an RX ring of 128 blocks of 16 KiB (27 frames a block, 3456 in all), and
+// they carry 6000 frames at that rate (both rings turn over) with every frame counted,
+// none lost.
 func TestPacedRings(t *testing.T) {
 	a, b, macA, macB := pair(t)
-	const fps, size = 2350, 512
+	const fps, size = 5874, 512
 	var tx *TX
 	a.Do(t, func() (err error) { tx, err = OpenTX("a0", size-frames.FCS, PacedTXFrames(fps), true); return })
 	t.Cleanup(func() { tx.Close() })
@@ -209,8 +210,8 @@ func TestPacedRings(t *testing.T) {
 		t.Errorf("TX ring of %d frames, want 256", tx.Frames())
 	}
 	shape := PacedRing(fps, size-frames.FCS)
-	if shape.BlockSize != 8<<10 || shape.Blocks != 128 {
-		t.Errorf("RX ring %+v, want 128 blocks of 8 KiB", shape)
+	if shape.BlockSize != 16<<10 || shape.Blocks != 128 {
+		t.Errorf("RX ring %+v, want 128 blocks of 16 KiB", shape)
 	}
 	var rxs []*RX
 	b.Do(t, func() (err error) { rxs, err = OpenRXRings("b0", 1, shape, FanoutHash); return })
@@ -227,7 +228,7 @@ func TestPacedRings(t *testing.T) {
 		defer wg.Done()
 		streams, _, _ = Sink(context.Background(), rxs, nil, spec.Stream, 1, SinkOptions{Duration: 20 * time.Second})
 	}()
-	const n = 3000
+	const n = 6000
 	gs, err := Gen(context.Background(), []Sender{{TX: tx, B: bl, CPU: -1}}, GenOptions{FPS: fps, Count: n, EndMarkers: true})
 	if err != nil {
 		t.Fatal(err)

@@ -40,9 +40,9 @@ type RXRing struct {
 // frames of a few milliseconds: a block holds twice what comes in 2 ms (and a whole
 // frame), from 8 KiB to 64 KiB; there are at least 128 of them, 256 ms the reader may
 // fall behind (the line-rate ring's 32 are 64 ms at such a rate), and enough to hold a
-// quarter of a second of the frames. The emulated ZC702's PHY loopback (2350 512-byte
-// frames a second) gets 1 MiB rather than 32: a slow board takes a tenth of a second
-// to clear and map 8 MiB, and as long to free it, on every step. A rate or frame that
+// quarter of a second of the frames. The emulated ZC702's PHY loopback (5874 512-byte
+// frames a second) gets 2 MiB (128 blocks of 16 KiB) rather than 32: a slow board takes
+// a tenth of a second to clear and map 8 MiB, and as long to free it, on every step. A rate or frame that
 // needs more gets the line-rate ring's size at most, in more blocks.
 func PacedRing(fps float64, frameLen int) RXRing {
 	slot := (tp3Hdr + 32 + frameLen + 15) &^ 15 // header, sockaddr_ll and the frame, aligned
@@ -58,8 +58,8 @@ func PacedRing(fps float64, frameLen int) RXRing {
 	return RXRing{BlockSize: block, Blocks: min(max(n, 128), (32<<20)/block)}
 }
 
-// A paced ring's blocks: 8 KiB (two pages, a 512-byte frame's 2 ms at 4000 a second) to
-// 64 KiB (a jumbo frame and more).
+// A paced ring's blocks: 8 KiB (two pages: twice 2 ms of 512-byte frames at up to 3500
+// a second) to 64 KiB (a jumbo frame and more).
 const (
 	minPacedBlock = 8 << 10
 	maxPacedBlock = 64 << 10

@@ -12,7 +12,8 @@ func TestPacedRing(t *testing.T) {
 		frameLen int
 		want     RXRing
 	}{
-		{2350, 508, RXRing{BlockSize: 8 << 10, Blocks: 128}},      // the emulated ZC702's PHY loopback: 4 in 2 ms, 13 a block
+		{5874, 508, RXRing{BlockSize: 16 << 10, Blocks: 128}},     // the emulated ZC702's PHY loopback: 11 in 2 ms, 27 a block
+		{3499, 508, RXRing{BlockSize: 8 << 10, Blocks: 128}},      // 6 in 2 ms, 13 a block
 		{1000, 508, RXRing{BlockSize: 8 << 10, Blocks: 128}},      // a frames step
 		{23_500, 508, RXRing{BlockSize: 64 << 10, Blocks: 128}},   // a real board's loopback at 1 Gb/s: 47 frames in 2 ms
 		{5000, 1514, RXRing{BlockSize: 32 << 10, Blocks: 128}},    // 10 full frames in 2 ms, 20 a block
