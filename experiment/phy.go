@@ -179,12 +179,11 @@ func (l Loopback) Run(ctx context.Context) (*LoopbackResult, error) {
 }
 
 // sendLooped sends the frames (send) and, when some did not come back and the PHY is
-// no longer looped back (left), loops it again (hold) and sends them again, once: on a
-// kernel that runs phylib's state machine on its own work queue, the driver's
-// config_aneg that the forcing queued can come after the loopback was written and end
-// it with a soft reset (Marvell's). The write does not wait for it (0.5 s a test on the
-// emulated ZC702, and it does not come on the tester images' kernel): the frames tell.
-// A PHY still looped that lost frames lost them: the result stands.
+// no longer looped back (left), loops it again (hold) and sends them again, once: a
+// soft reset the loopback's write did not see coming (the driver's config_aneg that the
+// forcing queued on phylib's work queue, which the write waits for where it can see it
+// run, or another's reset of the PHY) ends the loopback during the frames: the frames
+// tell. A PHY still looped that lost frames lost them: the result stands.
 func sendLooped(send func() (frames.Result, error), left func() bool, hold func() error) (frames.Result, bool, error) {
 	fr, err := send()
 	if err != nil || fr.Received >= fr.Sent || !left() {

@@ -57,6 +57,29 @@ type EthtoolAnswer struct {
 	Unsupported map[string]string `json:"unsupported,omitempty"`
 }
 
+// LinkModesReader is a Kernel that reads a port's link modes alone: one ethtool request
+// where Ethtool asks every question (a tenth of a second on an emulated Cortex-A9), for
+// a wait on the link's settings.
+type LinkModesReader interface {
+	LinkModes(iface string) (*LinkModes, error)
+}
+
+// ReadLinkModes reads iface's link modes through k: alone where k can (LinkModesReader),
+// else from its Ethtool answer. A driver without them is an error naming the port.
+func ReadLinkModes(k Kernel, iface string) (*LinkModes, error) {
+	if r, ok := k.(LinkModesReader); ok {
+		return r.LinkModes(iface)
+	}
+	et, err := k.Ethtool(iface)
+	if err != nil {
+		return nil, err
+	}
+	if et.LinkModes == nil {
+		return nil, fmt.Errorf("%s: no link settings (%s)", iface, et.Unsupported["link_modes"])
+	}
+	return et.LinkModes, nil
+}
+
 // LinkModes is ethtool's link settings: ETHTOOL_MSG_LINKMODES_GET over netlink,
 // ETHTOOL_GLINKSETTINGS over ioctl.
 type LinkModes struct {

@@ -244,6 +244,23 @@ func (k *liveKernel) Ethtool(iface string) (*EthtoolAnswer, error) {
 	return a, nil
 }
 
+// LinkModes reads iface's link settings alone (LinkModesReader): netlink where the
+// kernel has it, the ioctl where it does not know the message.
+func (k *liveKernel) LinkModes(iface string) (*LinkModes, error) {
+	var lm *LinkModes
+	var err error = unix.EOPNOTSUPP // no netlink: the ioctl
+	if k.nl != nil {
+		lm, err = k.nl.linkModes(iface)
+	}
+	if err != nil && notSupported(err) {
+		lm, err = k.io.linkModes(iface)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("interface %q: link settings: %w", iface, err)
+	}
+	return lm, nil
+}
+
 // reason words why a part is missing, as show prints it: "not supported by macb".
 func reason(err error, driver string) string {
 	if notSupported(err) {

@@ -39,7 +39,7 @@ func (phyControl) read(s *System, k Knob) (string, error) {
 		return "", err
 	}
 	v &^= nic.BMCRReset | nic.BMCRANRestart // self-clearing
-	if et, err := s.Kernel.Ethtool(k.Iface); err == nil && et.LinkModes != nil && et.LinkModes.Autoneg {
+	if lm, err := nic.ReadLinkModes(s.Kernel, k.Iface); err == nil && lm.Autoneg {
 		v |= nic.BMCRANEnable
 	}
 	return fmt.Sprintf("0x%04x", v), nil
@@ -53,20 +53,21 @@ func (phyControl) read(s *System, k Knob) (string, error) {
 // Written at once, phylib would not know its PHY runs forced (phylink's MII write goes
 // straight to the PHY), or (a MAC without phylink, through phy_mii_ioctl) would run that
 // config_aneg after the write, where a vendor driver's soft reset (Marvell's) ends the
-// loopback. The tester images' kernel (6.1) runs that config_aneg within the ethtool
-// request, before the write; later kernels queue it on phylib's state machine, where it
-// can still come after the write. The write reads a loopback back at once and, where a
-// reset already ended it, holds it (written again until it holds, holdLoopback); it does
-// not wait for a reset that may not come: the loopback test checks after its frames that
-// the PHY stayed looped (HoldLoopback). A value with autonegotiation on gives phylib its
-// autonegotiation back.
+// loopback. The forcing does not run config_aneg itself: the kernel (6.1 as later ones)
+// puts the PHY back in PHY_UP and wakes phylib's state machine on its work queue, which
+// runs it when it is scheduled, on an emulated board tens of milliseconds later. So the
+// register is written once config_aneg is seen to have run (configAnegRan); where that
+// cannot be seen, the loopback is held (written again until it holds 0.5 s,
+// holdLoopback), as it is where the read-back at once finds it already ended. A value
+// with autonegotiation on gives phylib its autonegotiation back.
 func (phyControl) write(s *System, k Knob, v string) error {
 	n, err := strconv.ParseUint(strings.TrimPrefix(v, "0x"), 16, 16)
 	if err != nil {
 		return fmt.Errorf("phy.bmcr %q: want a 16-bit hex value", v)
 	}
+	unseen := false // the forcing's config_aneg was not seen to run
 	if bmcr := uint16(n); bmcr&(nic.BMCRANEnable|nic.BMCRReset) == 0 {
-		if et, err := s.Kernel.Ethtool(k.Iface); err == nil && et.LinkModes != nil && et.LinkModes.Autoneg {
+		if lm, err := nic.ReadLinkModes(s.Kernel, k.Iface); err == nil && lm.Autoneg {
 			speed := 10
 			switch {
 			case bmcr&nic.BMCRSpeed1000 != 0:
@@ -77,6 +78,7 @@ func (phyControl) write(s *System, k Knob, v string) error {
 			if err := s.Setter.SetForced(k.Iface, speed, bmcr&nic.BMCRFullDplx != 0); err != nil {
 				return err
 			}
+			unseen = !configAnegRan(s.Kernel, k.Iface, len(lm.Partner) > 0, configAnegWait)
 		}
 	}
 	m, addr, err := nic.OpenPHY(k.Iface)
@@ -92,19 +94,47 @@ func (phyControl) write(s *System, k Knob, v string) error {
 		// here, not found by the read-back as a value the PHY refused.
 		if got, err := m.Read(addr, nic.MIIBMCR); err != nil {
 			return err
-		} else if got&nic.BMCRLoopback == 0 {
+		} else if got&nic.BMCRLoopback == 0 || unseen {
 			return holdLoopback(m, addr, uint16(n))
 		}
 	}
 	// A MAC on phylink (macb) writes the register straight to the PHY and phylib does not
 	// see it: autonegotiation comes back through ethtool, as it went.
 	if uint16(n)&nic.BMCRANEnable != 0 {
-		if et, err := s.Kernel.Ethtool(k.Iface); err == nil && et.LinkModes != nil && !et.LinkModes.Autoneg {
+		if lm, err := nic.ReadLinkModes(s.Kernel, k.Iface); err == nil && !lm.Autoneg {
 			return s.Setter.SetAutoneg(k.Iface)
 		}
 	}
 	return nil
 }
+
+// configAnegRan waits until phylib has run the PHY driver's config_aneg that a forcing
+// of the link woke (see write) and says whether it saw it. The sign is the link
+// partner's modes: on a forced link the status read that follows config_aneg, under the
+// same phydev lock, clears them (marvell_read_status, genphy_read_status), and ethtool's
+// get takes that lock, so it never sees half of it; nothing else reads the status
+// between the forcing and config_aneg (the state machine in PHY_UP runs config_aneg
+// first). It cannot tell where the partner advertised nothing before the forcing
+// (partnerBefore false), nor on a driver that leaves the modes: false after within.
+func configAnegRan(k nic.Kernel, iface string, partnerBefore bool, within time.Duration) bool {
+	if !partnerBefore {
+		return false
+	}
+	for deadline := time.Now().Add(within); ; time.Sleep(5 * time.Millisecond) {
+		lm, err := nic.ReadLinkModes(k, iface)
+		if err == nil && len(lm.Partner) == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
+// configAnegWait bounds the wait for the forcing's config_aneg: phylib's work queue runs
+// it within milliseconds on a board, within a few hundred on an emulated Cortex-A9 under
+// load.
+const configAnegWait = time.Second
 
 // HoldLoopback loops iface's PHY back again with v (its loopback value) after it left
 // loopback on its own: phylib's state machine, which the forcing woke on a kernel that
