@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -371,6 +372,17 @@ func TestJudgeStability(t *testing.T) {
 		w := &nic.WatchSummary{Iface: "eth0", Seconds: 10, Events: c.events, Downs: c.downs}
 		o := s.Judge(StabilityMeasurement{Watch: w, Traffic: "no traffic"})
 		check(t, c.name, o, c.pass, c.reason, map[string]float64{"carrier_downs": float64(c.downs)})
+	}
+	// A flap that stalled the step's TCP: the flap fails the step, and its summary says
+	// what became of the traffic rather than nothing.
+	w := &nic.WatchSummary{Iface: "eth0", Seconds: 35, Events: cases[1].events, Downs: 1}
+	o, err := s.judged(context.Background(), Env{}, time.Now(), w, "", errors.New("iperf3 to the station: no results 35s after the 15s test began"))
+	if err != nil || o.Pass || !strings.Contains(o.Summary, "35s watched with traffic that stopped (iperf3 to the station: no results 35s after the 15s test began): 2 link event(s)") {
+		t.Errorf("a flap that stalled the traffic: %v %+v", err, o)
+	}
+	// Without a fault of the link, the traffic's failure is the step's error.
+	if _, err := s.judged(context.Background(), Env{}, time.Now(), &nic.WatchSummary{Iface: "eth0", Seconds: 35}, "", errors.New("stalled")); err == nil || err.Error() != "stalled" {
+		t.Errorf("a stall on a quiet link: %v", err)
 	}
 }
 

@@ -148,6 +148,14 @@ func (s *Stability) judged(ctx context.Context, e Env, start time.Time, sum *nic
 	if terr != nil && ctx.Err() == nil && len(sum.Faults()) == 0 {
 		return Outcome{}, terr
 	}
+	if terr != nil {
+		// The link's faults judge the step; what became of its traffic is said with them
+		// (a flap mid-test stalls TCP).
+		if traffic == "" {
+			traffic = "traffic that stopped"
+		}
+		traffic += " (" + terr.Error() + ")"
+	}
 	o := s.Judge(StabilityMeasurement{Watch: sum, Traffic: traffic})
 	o.Window = time.Duration(sum.Seconds * float64(time.Second))
 	return o, nil
