@@ -99,10 +99,11 @@ func (t *TX) Reap(fn func(frame []byte, hwNanos int64)) {
 			break // the driver has not sent it yet
 		}
 		if st&unix.TP_STATUS_TS_RAW_HARDWARE != 0 {
-			n := int(*u32at(t.ring, off+4))
+			n := int(*u32at(t.ring, off+4)) - t.vnet // tp_len counts the virtio_net_hdr
 			sec, nsec := *u32at(t.ring, off+16), *u32at(t.ring, off+20)
-			if n <= t.maxLen {
-				fn(t.ring[off+tp2DataOff:off+tp2DataOff+n], int64(sec)*1e9+int64(nsec))
+			if n >= 0 && n <= t.maxLen {
+				data := off + tp2DataOff + t.vnet
+				fn(t.ring[data:data+n], int64(sec)*1e9+int64(nsec))
 			}
 		}
 		atomic.StoreUint32(status, st&^tpStatusTSMask)

@@ -86,10 +86,17 @@ func TestRXHardwareStampFlag(t *testing.T) {
 
 // TestTXReap: frames the driver is done with come back AVAILABLE with the NIC's TX stamp
 // and the flag; Reap hands each over once, in order, stops at a frame not sent yet,
-// and clears the flags so Slot takes the slot again.
+// and clears the flags so Slot takes the slot again. A ring that sends linear hands
+// over the frame after its virtio_net_hdr, as long as it was written.
 func TestTXReap(t *testing.T) {
+	for _, vnet := range []int{0, vnetHdrLen} {
+		testTXReap(t, vnet)
+	}
+}
+
+func testTXReap(t *testing.T, vnet int) {
 	const frameSize, n = 256, 4
-	tx := &TX{sock: sock{fd: -1, ring: make([]byte, frameSize*n)}, frameSize: frameSize, frames: n, maxLen: frameSize - tp2DataOff, hw: true}
+	tx := &TX{sock: sock{fd: -1, ring: make([]byte, frameSize*n)}, frameSize: frameSize, frames: n, maxLen: frameSize - tp2DataOff - vnet, vnet: vnet, hw: true}
 	for seq := uint64(0); seq < 3; seq++ {
 		slot, err := tx.Slot()
 		if err != nil || slot == nil {
@@ -110,7 +117,7 @@ func TestTXReap(t *testing.T) {
 	var got []stamp
 	reap := func(f []byte, ns int64) {
 		in, k := frames.Parse(f)
-		if k != frames.Data {
+		if len(f) != 128-frames.FCS || k != frames.Data {
 			t.Errorf("reaped a frame that is not a test frame: %v", k)
 		}
 		got = append(got, stamp{in.Seq, ns})
