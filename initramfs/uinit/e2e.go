@@ -63,6 +63,33 @@ func e2e(iface, peer string) int {
 	os.WriteFile(deep, []byte("name: e2e-rx-deep\nknobs:\n  rings.rx: 8192\nrequired: [rings.rx]\n"), 0o644)
 	rc, _ = step("rx-deep", "tune", iface, "--profile", deep)
 	note(rc)
+	note(flapSteps(iface, peer))
+	// The speed matrix: QEMU's PHY reports 100 Mb/s whatever is advertised, so 100 passes
+	// and 1000 must fail saying so; the advertisement is given back either way. The host
+	// judges it.
+	speeds := "/tmp/e2e-speeds.yaml"
+	os.WriteFile(speeds, []byte(fmt.Sprintf("name: e2e-speeds\nboard: auto\ninterface: %s\nsteps:\n  - {id: speeds, type: link, carrier_within: 15s, speeds: [100, 1000]}\n", iface)), 0o644)
+	step("speeds", "validate", speeds, "--serial", "E2E-0001", "--report-dir", "/tmp/e2e-reports")
+	rc, _ = step("show-json-after-speeds", "show", "--json", iface)
+	note(rc)
+	rxStall(iface, peer, "the speed matrix")
+	note(traffic(iface, peer, "iperf3-upload", "the upload", "iperf3", "-c", peer, "-t", "3", "-J", "--connect-timeout", "15000"))
+	rxStall(iface, peer, "the upload")
+	// Paced: the emulated ZCU102's GEM has been seen to stall host-to-guest traffic
+	// under a flood (../shared/EMULATION.md); the check is that the test completes.
+	download := []string{"iperf3", "-c", peer, "-t", "3", "-R", "-b", "100M", "-J", "--connect-timeout", "15000"}
+	rc = traffic(iface, peer, "iperf3-download", "the download", download...)
+	note(rc)
+	rc, _ = step("rx-deep-reverted", "revert", iface)
+	note(rc)
+	fmt.Fprintf(console, "LINERATE E2E DONE rc=%d\n", worst)
+	return worst
+}
+
+// flapSteps runs the sections the host flaps the link in (watch, the stability step,
+// a TCP step) and the stability step without a flap; its exit code is the last one's
+// (the host judges the others).
+func flapSteps(iface, peer string) int {
 	// The host flaps the link during the next two steps: their exit codes are the host's
 	// to judge (watch exits 1 on a flap, the stability step fails).
 	step("watch-flap", "watch", iface, "--duration", "15s")
@@ -97,33 +124,13 @@ func e2e(iface, peer string) int {
 		step("tcp-flap", "validate", tcpFlap, "--serial", "E2E-0001", "--report-dir", "/tmp/e2e-reports")
 		rxStall(iface, peer, "the TCP step's flap")
 	}
-	rc = validate("stability", plan("tcp"))
+	rc := validate("stability", plan("tcp"))
 	if rc != 0 && rxStall(iface, peer, "the stability step's traffic") {
 		// The GEM stalled under the step's own TCP traffic (its ACKs ran the ring
 		// dry), not a flap: once more under its name, as the download below.
 		rc = validate("stability", plan("tcp"))
 	}
-	note(rc)
-	// The speed matrix: QEMU's PHY reports 100 Mb/s whatever is advertised, so 100 passes
-	// and 1000 must fail saying so; the advertisement is given back either way. The host
-	// judges it.
-	speeds := "/tmp/e2e-speeds.yaml"
-	os.WriteFile(speeds, []byte(fmt.Sprintf("name: e2e-speeds\nboard: auto\ninterface: %s\nsteps:\n  - {id: speeds, type: link, carrier_within: 15s, speeds: [100, 1000]}\n", iface)), 0o644)
-	step("speeds", "validate", speeds, "--serial", "E2E-0001", "--report-dir", "/tmp/e2e-reports")
-	rc, _ = step("show-json-after-speeds", "show", "--json", iface)
-	note(rc)
-	rxStall(iface, peer, "the speed matrix")
-	note(traffic(iface, peer, "iperf3-upload", "the upload", "iperf3", "-c", peer, "-t", "3", "-J", "--connect-timeout", "15000"))
-	rxStall(iface, peer, "the upload")
-	// Paced: the emulated ZCU102's GEM has been seen to stall host-to-guest traffic
-	// under a flood (../shared/EMULATION.md); the check is that the test completes.
-	download := []string{"iperf3", "-c", peer, "-t", "3", "-R", "-b", "100M", "-J", "--connect-timeout", "15000"}
-	rc = traffic(iface, peer, "iperf3-download", "the download", download...)
-	note(rc)
-	rc, _ = step("rx-deep-reverted", "revert", iface)
-	note(rc)
-	fmt.Fprintf(console, "LINERATE E2E DONE rc=%d\n", worst)
-	return worst
+	return rc
 }
 
 // traffic runs an iperf3 section. When its client cannot connect, the GEM stalled after
