@@ -136,17 +136,29 @@ func stateByte(s int8) byte { return byte(s) }
 
 // RunWhenFree runs the test as Run does; a server that answers busy (it takes one test
 // at a time and may still be closing the last one) is asked again every half second,
-// for up to ten seconds, as an operator would.
+// for up to ten seconds, as an operator would. A refused connection is asked again every
+// 100 ms for up to two seconds: a stock iperf3 server closes its listening socket when a
+// test ends and opens it anew for the next (iperf_run_server, iperf_server_listen), so a
+// client that starts its next test at once can find no one listening.
 func (c *Client) RunWhenFree(ctx context.Context) (*Report, error) {
+	refusedUntil := time.Now().Add(2 * time.Second)
 	for try := 0; ; try++ {
 		rep, err := c.Run(ctx)
 		var se *ServerError
-		if !errors.As(err, &se) || se.State != AccessDenied || try >= 20 || ctx.Err() != nil {
+		var ce *ConnectError
+		wait := 500 * time.Millisecond
+		switch {
+		case ctx.Err() != nil:
+			return rep, err
+		case errors.As(err, &se) && se.State == AccessDenied && try < 20:
+		case errors.As(err, &ce) && errors.Is(ce.Err, syscall.ECONNREFUSED) && time.Now().Before(refusedUntil):
+			wait = 100 * time.Millisecond
+		default:
 			return rep, err
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(500 * time.Millisecond):
+		case <-time.After(wait):
 		}
 	}
 }
