@@ -93,8 +93,10 @@ type TX struct {
 	pending   int // frames committed since the last Kick
 	maxLen    int
 	// vnet: each frame follows a struct virtio_net_hdr of this many bytes (linearTX);
-	// 0 without.
+	// 0 without. csum: the port finishes the UDP checksums of the frames that qualify
+	// (partialUDP).
 	vnet int
+	csum bool
 	// hw: the NIC stamps each frame as it leaves (StampHW); reap is the oldest slot
 	// committed whose stamp has not been read back yet.
 	hw   bool
@@ -151,6 +153,7 @@ func OpenTX(iface string, maxLen, ringFrames int, bypass bool) (*TX, error) {
 	}
 	if linearTX(kernelRelease(), ifi.MTU, maxLen) && unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_VNET_HDR, 1) == nil {
 		t.vnet = vnetHdrLen
+		t.csum = txCsumOffload(fd, iface)
 	}
 	t.frameSize = 128
 	for t.frameSize < tp2DataOff+t.vnet+maxLen {
@@ -183,8 +186,8 @@ func OpenTX(iface string, maxLen, ringFrames int, bypass bool) (*TX, error) {
 // Linux 4.6, commit 1d036d25e560) whose hdr_len is the frame's length, no offload asked,
 // has the kernel copy the whole frame into the head instead: a plain linear skb. On veth
 // (kernel 6.18, gen on one core) that is 1.33x the frames a second at 64 bytes, 1.31x at
-// 512 and 1.32x at 1518; scripts/bench-gen puts gen --cpus 2 at 1.32x trafgen -P 2,
-// where the two were level. A frame longer than txLinearMax keeps its first txHeaders
+// 512 and 1.32x at 1518; scripts/bench-gen puts gen --cpus 2 at 1.2-1.3x trafgen -P 2
+// (docs/benchmarks.md), where the two were level. A frame longer than txLinearMax keeps its first txHeaders
 // bytes in the head and the rest on the page (1.02x at 9018): whole, a board's kernel
 // would allocate several pages of contiguous memory for each jumbo frame (whole, veth
 // took 1.24x).
@@ -232,6 +235,10 @@ func releaseAtLeast(release string, major, minor int) bool {
 // Linear says whether the ring sends its frames as linear skbs (see linearTX).
 func (t *TX) Linear() bool { return t.vnet > 0 }
 
+// CsumOffload says whether the port finishes the UDP checksums of the ring's IPv4/UDP
+// frames (see partialUDP).
+func (t *TX) CsumOffload() bool { return t.csum }
+
 // Frames is the ring's capacity.
 func (t *TX) Frames() int { return t.frames }
 
@@ -252,8 +259,17 @@ func (t *TX) Slot() ([]byte, error) {
 func (t *TX) Commit(n int) {
 	off := t.next * t.frameSize
 	if t.vnet > 0 {
-		// flags and gso_type stay 0 (the ring's pages come zeroed): no offload asked.
-		binary.NativeEndian.PutUint16(t.ring[off+tp2DataOff+2:], uint16(linearLen(n))) // hdr_len
+		// gso_type stays 0 (the ring's pages come zeroed): no segmentation asked.
+		h := t.ring[off+tp2DataOff : off+tp2DataOff+vnetHdrLen]
+		h[0] = 0 // flags
+		if t.csum {
+			if start := partialUDP(t.ring[off+tp2DataOff+vnetHdrLen : off+tp2DataOff+vnetHdrLen+n]); start > 0 {
+				h[0] = virtioNeedsCsum
+				binary.NativeEndian.PutUint16(h[6:], uint16(start))      // csum_start
+				binary.NativeEndian.PutUint16(h[8:], uint16(udpCsumOff)) // csum_offset
+			}
+		}
+		binary.NativeEndian.PutUint16(h[2:], uint16(linearLen(n))) // hdr_len
 	}
 	*u32at(t.ring, off+4) = uint32(t.vnet + n) // tp_len
 	atomic.StoreUint32(u32at(t.ring, off), tpStatusSendRequest)
