@@ -20,9 +20,10 @@ import (
 // CHECKSUM_PARTIAL has its FCS computed in software (macb_pad_and_fcs: crc32 over the
 // whole frame, in the driver, for every frame: with checksum offload on, the GEM would
 // otherwise rewrite its checksums), and a partial one is finished by the GEM, checksum
-// and FCS. On veth the kernel skips its flow dissection of each frame
-// (packet_parse_headers: the checksum's start is the transport header) and the peer
-// trusts the frame's checksum as it trusts a NIC's verified one.
+// and FCS. On veth it is level: the peer trusts the frame's checksum as it trusts a
+// NIC's verified one, and the sender pays for marking the skb partial; the flow
+// dissection of each frame stays (tpacket_snd parses the headers before it reads the
+// virtio_net_hdr).
 //
 // Only where it pays: an untagged IPv4/UDP frame, whole (not a fragment), without
 // padding past the IP packet (the port would sum it too), whose checksum is not 0 ("no

@@ -183,12 +183,13 @@ func OpenTX(iface string, maxLen, ringFrames int, bypass bool) (*TX, error) {
 // head and hangs the rest of it on the ring's page (get_page a frame, a page fragment
 // the driver maps or the receiver pulls its IP header out of, reallocating the head).
 // A struct virtio_net_hdr before each frame (PACKET_VNET_HDR, read by tpacket_snd since
-// Linux 4.6, commit 1d036d25e560) whose hdr_len is the frame's length, no offload asked,
-// has the kernel copy the whole frame into the head instead: a plain linear skb. On veth
-// (kernel 6.18, gen on one core) that is 1.33x the frames a second at 64 bytes, 1.31x at
-// 512 and 1.32x at 1518; scripts/bench-gen puts gen --cpus 2 at 1.2-1.3x trafgen -P 2
-// (docs/benchmarks.md), where the two were level. A frame longer than txLinearMax keeps its first txHeaders
-// bytes in the head and the rest on the page (1.02x at 9018): whole, a board's kernel
+// Linux 4.6, commit 1d036d25e560) whose hdr_len is the frame's length, no segmentation
+// asked (a checksum may be: csum_linux.go), has the kernel copy the whole frame into the
+// head instead: a plain linear skb. On veth (kernel 6.18, gen on one core) that is 1.33x
+// the frames a second at 64 bytes, 1.31x at 512 and 1.32x at 1518; scripts/bench-gen
+// puts gen --cpus 2 at 1.2-1.3x trafgen -P 2 (docs/benchmarks.md), where the two were
+// level. A frame longer than txLinearMax keeps its first txHeaders bytes in the head
+// and the rest on the page (1.02x at 9018): whole, a board's kernel
 // would allocate several pages of contiguous memory for each jumbo frame (whole, veth
 // took 1.24x).
 const (
