@@ -51,9 +51,9 @@ func (r *run) flushSpool(ctx context.Context, up *Uploader) {
 	}
 }
 
-// finish offers the report to the station, writes the reports, prints the verdict line
-// and delivers the JSON.
-func (r *run) finish(ctx context.Context, rep *plan.Report, up *Uploader) (*Result, error) {
+// finish offers the report to the station, writes the reports, prints the verdict line,
+// calls afterVerdict (the run gives back its tune) and delivers the JSON.
+func (r *run) finish(ctx context.Context, rep *plan.Report, up *Uploader, afterVerdict func()) (*Result, error) {
 	body, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		// Nothing settle knows of; the verdict line and a report still go out.
@@ -87,6 +87,7 @@ func (r *run) finish(ctx context.Context, rep *plan.Report, up *Uploader) (*Resu
 		fmt.Fprintf(r.Console, "linerate validate: reports %s.json and %s.xml in %s\n", rep.ID, rep.ID, dir)
 	}
 	fmt.Fprintln(r.Console, rep.VerdictLine())
+	afterVerdict()
 	switch {
 	case delivered:
 		fmt.Fprintf(r.Console, "linerate validate: report %s delivered to %s (attempt 1)\n", rep.ID, up.URL)

@@ -40,9 +40,13 @@ type Runner struct {
 	// Link is the run's watch of its ports' links (nil: none): a flap during a step
 	// fails it as a stability fault.
 	Link *linkWatch
-	mu   sync.Mutex // the figures, found and undos, for the ports' steps at once
-	cmu  sync.Mutex // the console
-	done Done
+	// UndoLater leaves what the steps left to give back (a tune) to the caller's Undo:
+	// validate gives it back once the verdict line is out, as nothing measures the port
+	// after the last step. Else Run gives it back before it returns.
+	UndoLater bool
+	mu        sync.Mutex // the figures, found and undos, for the ports' steps at once
+	cmu       sync.Mutex // the console
+	done      Done
 }
 
 // Done is what a run of the steps gives: every result in the plan's order, the ids
@@ -118,7 +122,7 @@ func (r *Runner) say(format string, a ...any) {
 // Run takes every step and returns their results and what they found. A step that
 // overruns its timeout, or the budget, fails with the reason; nothing hangs. What the
 // steps left to give back (Found.Undo) is given back after the last step, newest first,
-// however the run ends.
+// however the run ends (unless UndoLater: then by the caller's Undo).
 func (r *Runner) Run(ctx context.Context) Done {
 	budget, cancel := context.WithTimeout(ctx, r.Plan.Budget.D())
 	defer cancel()
@@ -127,7 +131,11 @@ func (r *Runner) Run(ctx context.Context) Done {
 		grace = 5 * time.Second
 	}
 	r.done = Done{Figures: map[string]float64{}}
-	defer r.undo()
+	defer func() {
+		if !r.UndoLater {
+			r.Undo()
+		}
+	}()
 	figures := r.done.Figures
 	since := time.Now()
 	for i := range r.Plan.Steps {
@@ -174,8 +182,9 @@ func (r *Runner) Run(ctx context.Context) Done {
 	return r.done
 }
 
-// undo gives back what the steps left to give back, newest first.
-func (r *Runner) undo() {
+// Undo gives back what the steps left to give back, newest first; once: a second call
+// has nothing left to give.
+func (r *Runner) Undo() {
 	for i := len(r.done.Found) - 1; i >= 0; i-- {
 		if u := r.done.Found[i].Undo; u != nil {
 			r.done.Found[i].Undo = nil

@@ -75,12 +75,15 @@ func (s *Tune) Run(ctx context.Context, e Env) (Outcome, error) {
 	}
 	o := s.Judge(merge(plans), nil)
 	if !s.Keep && len(done) > 0 {
-		// The run gives the ports back at its end, the last tuned first.
+		// The run gives the ports back at its end, the last tuned first: after the
+		// verdict line, so the console says so.
 		o.Undo = func(console io.Writer) {
 			for i := len(done) - 1; i >= 0; i-- {
 				if err := e.revert(done[i]); err != nil {
 					fmt.Fprintf(console, "linerate validate: revert %s: %v\n", done[i], err)
+					continue
 				}
+				fmt.Fprintf(console, "linerate validate: %s given back what it had before the tune\n", done[i])
 			}
 		}
 	}

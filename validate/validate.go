@@ -147,18 +147,21 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 		r.link = watchLinks(ctx, ifaces, v.API, r.console)
 		defer r.link.close()
 	}
-	runner := &Runner{Plan: v.Plan, Console: r.console, Do: r.do, Link: r.link, Started: func(i int, s *plan.Step) {
+	runner := &Runner{Plan: v.Plan, Console: r.console, Do: r.do, Link: r.link, UndoLater: true, Started: func(i int, s *plan.Step) {
 		live.Event, live.Step, live.Index = "step", s.ID, i+1
 		up.Live(live)
 	}}
+	// What the steps changed (a tune) is given back once the verdict line is out (finish),
+	// so the verdict does not wait on it; here however the run ends.
+	defer runner.Undo()
 	d := r.runSteps(ctx, runner)
 	r.link.close()
 	r.assemble(rep, d)
 	rep.WindowS = d.WindowS
-	rep.Show = r.show()
+	rep.Show = r.show() // the port as the steps measured it: its tune is given back after
 	settle(rep)
 	rep.Seconds = time.Since(start).Seconds()
-	return r.finish(ctx, rep, up)
+	return r.finish(ctx, rep, up, runner.Undo)
 }
 
 // runSteps runs the plan's steps (the runner gives back what they changed at its end).

@@ -310,6 +310,47 @@ func TestValidateRevertsDeadRunsTune(t *testing.T) {
 	}
 }
 
+// TestValidateVerdictBeforeRevert: a run gives back its tune once the verdict line is
+// out (nothing measures the port after the last step), so the verdict does not wait on
+// it: the console says the port was given back after the verdict, the report shows the
+// port as the steps measured it, and the port ends with what it had.
+func TestValidateVerdictBeforeRevert(t *testing.T) {
+	b, _ := boardPair(t)
+	profile := filepath.Join(t.TempDir(), "jumbo.yaml")
+	os.WriteFile(profile, []byte("name: jumbo\nknobs:\n  mtu: 9000\n"), 0o644)
+	reports := t.TempDir()
+	p := writePlan(t, "name: tuned\nboard: zc702\ninterface: eth0\nsteps:\n  - {id: tune, type: tune, profile: "+profile+"}\n  - {id: idle, type: stability, traffic: none, duration: 1s}\n")
+	cmd, out, errOut := linerateIn(t, b, "validate", p, "--serial", "NS-12", "--report-dir", reports)
+	if !waitOrKill(cmd, time.Minute) {
+		t.Fatalf("validate did not end:\n%s%s", out, errOut)
+	}
+	console := out.String()
+	verdict := strings.Index(console, "LINERATE PASS board=zc702 serial=NS-12 ")
+	back := strings.Index(console, "linerate validate: eth0 given back what it had before the tune\n")
+	if verdict < 0 || back < verdict {
+		t.Fatalf("want the verdict line (at %d), then the port given back (at %d):\n%s%s", verdict, back, console, errOut)
+	}
+	if mtu := strings.TrimSpace(b.Exec(t, "cat", "/sys/class/net/eth0/mtu")); mtu != "1500" {
+		t.Errorf("MTU %s after the run: the tune was not given back", mtu)
+	}
+	files, _ := filepath.Glob(filepath.Join(reports, "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("reports %v", files)
+	}
+	body, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Show []struct {
+			MTU int `json:"mtu"`
+		} `json:"show"`
+	}
+	if err := json.Unmarshal(body, &rep); err != nil || len(rep.Show) != 1 || rep.Show[0].MTU != 9000 {
+		t.Errorf("the report's show: %v %+v, want the tuned port (MTU 9000)", err, rep.Show)
+	}
+}
+
 // TestFlapDuringTCPStep: the run's link watch names a flap during a TCP step in that
 // step's result and fails the board for it as a stability fault, with the time; the
 // stability step without a window of its own judges the link as the run's watch saw it.
