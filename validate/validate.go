@@ -164,7 +164,7 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 	return r.finish(ctx, rep, up, runner.Undo)
 }
 
-// runSteps runs the plan's steps (the runner gives back what they changed at its end).
+// runSteps runs the plan's steps (what they changed is given back after the verdict).
 // Whatever goes wrong in between, the run goes on to its verdict and report: a crash
 // outside a step fails the run with the crash as the reason.
 func (r *run) runSteps(ctx context.Context, runner *Runner) (d Done) {
