@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zynqnet/linerate/internal/badinput"
@@ -36,11 +37,9 @@ func ReadPHY(iface string) (*PHY, error) {
 		return nil, err
 	}
 	defer closeFn()
-	ifcs, err := rd.Read(iface)
-	if err != nil {
+	if p.Sysfs, err = rd.PHY(iface); err != nil {
 		return nil, err
 	}
-	p.Sysfs = ifcs[0].PHY
 	m, err := nic.OpenMII(iface)
 	if err == nil {
 		defer m.Close()
@@ -48,9 +47,11 @@ func ReadPHY(iface string) (*PHY, error) {
 		if r, err = m.Registers(); err == nil {
 			p.Registers = &r
 			p.BMCR, p.BMSR, p.Partner = nic.DecodeBMCR(r.BMCR), nic.DecodeBMSR(r.BMSR), nic.PartnerModes(r.LPA, r.Stat1000)
-			if an := ifcs[0].Link.Autoneg; r.BMCR&(nic.BMCRANEnable|nic.BMCRLoopback) == 0 && an != nil && *an {
-				// QEMU's PHY clears the enable bit it was written; phylib still autonegotiates.
-				p.BMCR += " (the autoneg-enable bit reads 0; phylib runs autonegotiation)"
+			if r.BMCR&(nic.BMCRANEnable|nic.BMCRLoopback) == 0 {
+				if lm, err := nic.ReadLinkModes(rd.Kernel, iface); err == nil && lm.Autoneg {
+					// QEMU's PHY clears the enable bit it was written; phylib still autonegotiates.
+					p.BMCR += " (the autoneg-enable bit reads 0; phylib runs autonegotiation)"
+				}
 			}
 		}
 	}
@@ -97,6 +98,9 @@ type Loopback struct {
 	FPS      float64 // the frames' rate (0: loopbackFPS)
 	// CarrierTimeout bounds the wait for the link after each write of the register.
 	CarrierTimeout time.Duration
+	// Behind, where set, takes the closing of the test's rings once its frames are
+	// counted (engine.Trialer.CloseBehind): the register is given back meanwhile.
+	Behind *sync.WaitGroup
 }
 
 // LoopbackResult is what the self-test found.
@@ -222,7 +226,7 @@ func (l Loopback) send(ctx context.Context, port *engine.Port) (frames.Result, e
 	if err != nil {
 		return frames.Result{}, err
 	}
-	defer t.Close()
+	defer t.CloseBehind(l.Behind)
 	return t.Trial(ctx, size, fps, 0, uint64(l.Frames))
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/zynqnet/linerate/board"
@@ -43,6 +44,9 @@ type Env struct {
 	Console io.Writer
 	// link is the run's watch of its ports' links, read only (nil: none).
 	link *linkWatch
+	// behind holds what the steps finish behind the run (rings that close while the
+	// next step runs): the run waits for it before it returns (nil: nothing is left).
+	behind *sync.WaitGroup
 }
 
 // sysfs reads one of the port's /sys/class/net files ("" when it cannot).

@@ -125,7 +125,7 @@ func (s *Frames) measure(ctx context.Context, e Env, p *engine.Port, tc engine.T
 	if err != nil {
 		return Outcome{}, err
 	}
-	defer t.Close()
+	defer t.CloseBehind(e.behind)
 	var w windows
 	tt := timedTrialer{t, &w}
 	if s.MinThroughputPct != nil {

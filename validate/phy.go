@@ -64,7 +64,7 @@ func (s *PHY) Run(ctx context.Context, e Env) (Outcome, error) {
 	}
 	m := PHYMeasurement{PHY: p}
 	if s.Loopback && p.Registers != nil {
-		m.Loopback, err = experiment.Loopback{Iface: e.Iface, StateDir: e.StateDir, Frames: s.Frames, CarrierTimeout: 15 * time.Second}.Run(ctx)
+		m.Loopback, err = experiment.Loopback{Iface: e.Iface, StateDir: e.StateDir, Frames: s.Frames, CarrierTimeout: 15 * time.Second, Behind: e.behind}.Run(ctx)
 		if err != nil {
 			m.Err = err.Error()
 		}

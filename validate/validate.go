@@ -95,7 +95,8 @@ type run struct {
 	serialSource string
 	console      io.Writer // the Validation's Console, a line at a time
 	in           *bufio.Scanner
-	link         *linkWatch // the ports' links from the first step to the last (nil: not watched)
+	link         *linkWatch     // the ports' links from the first step to the last (nil: not watched)
+	behind       sync.WaitGroup // what steps left to finish behind them (Env.behind)
 }
 
 // Run takes the plan's steps in order and returns the report, written to ReportDir and
@@ -154,6 +155,7 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 	// What the steps changed (a tune) is given back once the verdict line is out (finish),
 	// so the verdict does not wait on it; here however the run ends.
 	defer runner.Undo()
+	defer r.behind.Wait()
 	d := r.runSteps(ctx, runner)
 	r.link.close()
 	r.assemble(rep, d)
@@ -227,7 +229,7 @@ func (r *run) env(s *plan.Step, port int) Env {
 	ports := r.ports()
 	e := Env{ID: s.ID, Iface: ports[0].Interface, Station: ports[0].Station, Ports: ports, Multi: r.Plan.Multi(), First: true,
 		Board: r.board, Serial: r.serial, SerialSource: r.serialSource, Root: r.Root, API: r.API, StateDir: r.StateDir, Version: r.Version,
-		Console: r.console, link: r.link}
+		Console: r.console, link: r.link, behind: &r.behind}
 	if port >= 0 {
 		e.Iface, e.Station, e.Ports, e.First = ports[port].Interface, ports[port].Station, ports[port:port+1], port == 0
 		if e.Multi {

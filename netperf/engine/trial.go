@@ -173,6 +173,19 @@ func (e *Trialer) Close() error {
 	return nil
 }
 
+// CloseBehind closes the rings as Close does, on a goroutine of behind, and returns at
+// once: what the kernel does then is wait out the RCU grace periods of the sockets'
+// release (65 ms on the emulated ZC702), which the caller, done with the rings, need not
+// wait for; the next step runs meanwhile. The port's timestamping, when the trials
+// changed it, is put back before it returns (Close). A nil behind closes here.
+func (e *Trialer) CloseBehind(behind *sync.WaitGroup) {
+	if behind == nil || e.restore != nil {
+		e.Close()
+		return
+	}
+	behind.Go(func() { e.Close() })
+}
+
 // Trial sends size-byte frames at fps for d (or count frames) and counts them back.
 func (e *Trialer) Trial(ctx context.Context, size int, fps float64, d time.Duration, count uint64) (frames.Result, error) {
 	// Fresh streams per trial (one a sender): frames late from the last one are foreign
