@@ -37,6 +37,8 @@ type linkWatch struct {
 	wg    sync.WaitGroup
 	// sample reads the ports for a baseline (nic.SampleNow; a test's fake).
 	sample func(api string, ifaces ...string) (*nic.Sample, error)
+	// ready gets a value as each port's watch has read its port, or could not start.
+	ready chan struct{}
 }
 
 // portWatch is what the watch saw of one port: its state as it began, and every event
@@ -59,12 +61,13 @@ type portWatch struct {
 	baseGen int
 }
 
-// watchLinks starts a watcher of each interface; stop ends them. An interface whose
-// watch cannot start is said on console once, and its steps are judged without it.
+// watchLinks starts a watcher of each interface (waitReady waits for them to begin);
+// close ends them. An interface whose watch cannot start is said on console once, and
+// its steps are judged without it.
 func watchLinks(ctx context.Context, ifaces []string, api string, console io.Writer) *linkWatch {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &linkWatch{ports: map[string]*portWatch{}, api: api, stop: cancel}
-	ready := make(chan struct{}, len(ifaces))
+	w := &linkWatch{ports: map[string]*portWatch{}, api: api, stop: cancel, ready: make(chan struct{}, len(ifaces))}
+	ready := w.ready
 	for _, iface := range ifaces {
 		if w.ports[iface] != nil {
 			continue
@@ -98,14 +101,24 @@ func watchLinks(ctx context.Context, ifaces []string, api string, console io.Wri
 			}
 		}()
 	}
-	// The first step's window begins once every watch has read its port.
+	return w
+}
+
+// waitReady waits until every port's watch has read its port (at most 5 s): the first
+// step's window begins then. The watch reads its ports while the run reads who the
+// board is (header), which waits on the station's clock.
+func (w *linkWatch) waitReady() {
+	if w == nil {
+		return
+	}
+	timeout := time.After(5 * time.Second)
 	for range w.ports {
 		select {
-		case <-ready:
-		case <-time.After(5 * time.Second):
+		case <-w.ready:
+		case <-timeout:
+			return
 		}
 	}
-	return w
 }
 
 // close ends the watch and waits for its watchers.
@@ -312,11 +325,16 @@ func (w *linkWatch) takeBase(ifaces []string) {
 	}
 	w.wg.Go(func() {
 		defer close(done)
+		// The interval starts as the sample does: the link counters (rtnetlink's dump)
+		// are the first thing it reads; the driver's, softnet's and the CPUs' follow
+		// within it. Counted from its end, a sample slowed by the steps it runs beside
+		// (the PHY's self-test, on a board's one emulated core) had the doctor wait out
+		// its minimum interval again.
+		at := time.Now()
 		smp, err := sample(w.api, ifaces...)
 		if err != nil {
 			return // the doctor step samples its own interval
 		}
-		at := time.Now()
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		for p, gen := range gens {

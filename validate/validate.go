@@ -129,6 +129,14 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 		revertDeadTunes(v.StateDir, v.API, ifaces, r.console)
 	}
 	start := time.Now()
+	// The watch starts with the run, and reads its ports while the header reads who the
+	// board is; after the header where that asks the operator, so that no link event
+	// comes between a prompt and its answer.
+	early := !v.AskSerial && !v.AskOperator
+	if v.Root == "/" && early {
+		r.link = watchLinks(ctx, ifaces, v.API, r.console)
+		defer r.link.close()
+	}
 	rep, err := r.header(ctx, start)
 	if err != nil {
 		return nil, err
@@ -144,10 +152,11 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 		}
 	}
 	up.Live(live)
-	if v.Root == "/" {
+	if v.Root == "/" && !early {
 		r.link = watchLinks(ctx, ifaces, v.API, r.console)
 		defer r.link.close()
 	}
+	r.link.waitReady()
 	runner := &Runner{Plan: v.Plan, Console: r.console, Do: r.do, Link: r.link, UndoLater: true, Started: func(i int, s *plan.Step) {
 		live.Event, live.Step, live.Index = "step", s.ID, i+1
 		up.Live(live)
