@@ -3,6 +3,7 @@ package doctor
 import (
 	"encoding/json"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -487,5 +488,31 @@ func TestSocketBuffersFixOnlyRaises(t *testing.T) {
 	}
 	if f.Fix != "sysctl -w net.core.rmem_max=4194304 net.core.wmem_max=4194304" {
 		t.Errorf("fix = %q: want only rmem_max and wmem_max raised", f.Fix)
+	}
+}
+
+// countersOnly is b with what SampleCounters reads alone: each port's name, link and
+// driver counters and IRQs, softnet's and the CPUs' times.
+func countersOnly(b *nic.Sample) *nic.Sample {
+	out := &nic.Sample{Softnet: b.Softnet, CPUTimes: b.CPUTimes}
+	for _, i := range b.Interfaces {
+		out.Interfaces = append(out.Interfaces, &nic.Interface{Name: i.Name, Index: i.Index, Kind: i.Kind, MAC: i.MAC, Stats: i.Stats, IRQs: i.IRQs})
+	}
+	return out
+}
+
+// TestBeforeCountersAlone: Diagnose reads of its Before sample only what SampleCounters
+// reads (a run's baseline is such a sample): every rule's firing and clear case, with
+// Before cut down to its counters, gives the report the whole sample gives.
+func TestBeforeCountersAlone(t *testing.T) {
+	for _, c := range append(append(append([]ruleCase{}, ruleCases...), captureCases...), boundaryCases...) {
+		for name, mutate := range map[string]func(b, a *nic.Sample){"trigger": c.trigger, "clear": c.clear} {
+			whole := func(b, a *nic.Sample) { mutate(b, a) }
+			cut := func(b, a *nic.Sample) { mutate(b, a); *b = *countersOnly(b) }
+			want, got := diagnose(t, c, whole), diagnose(t, c, cut)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s/%s %s: with Before's counters alone %v, with the whole sample %v", c.id, c.fixture, name, ids(got), ids(want))
+			}
+		}
 	}
 }

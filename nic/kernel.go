@@ -1,12 +1,14 @@
 package nic
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 )
 
 // Kernel answers what only the kernel can say about interfaces: rtnetlink links and
@@ -63,6 +65,38 @@ type EthtoolAnswer struct {
 type LinkModesReader interface {
 	LinkModes(iface string) (*LinkModes, error)
 }
+
+// DriverStatsReader is a Kernel that reads a port's driver counters (ethtool -S) alone,
+// where Ethtool asks every question: an interval's start (SampleCounters).
+type DriverStatsReader interface {
+	DriverStats(iface string) (Counters, error)
+}
+
+// readDriverStats reads iface's driver counters through k: alone where k can, else
+// from its Ethtool answer (nil where the driver has none).
+func readDriverStats(k Kernel, iface string) (Counters, error) {
+	if r, ok := k.(DriverStatsReader); ok {
+		return r.DriverStats(iface)
+	}
+	et, err := k.Ethtool(iface)
+	if err != nil {
+		return nil, err
+	}
+	return et.DriverStats, nil
+}
+
+// CarrierWaiter is a Kernel told when a port's carrier comes (rtnetlink's link
+// notifications), where a wait on the carrier would otherwise ask for every link again
+// and again (two rtnetlink dumps a question) and see the carrier a polling interval late.
+type CarrierWaiter interface {
+	// WaitCarrier returns once iface has carrier (IFF_LOWER_UP), at once where it has it;
+	// ErrNoCarrier (wrapped, naming the port) where timeout passes first; ctx's error
+	// where it ends first.
+	WaitCarrier(ctx context.Context, iface string, timeout time.Duration) error
+}
+
+// ErrNoCarrier is a wait for a port's carrier that ran out.
+var ErrNoCarrier = errors.New("no carrier")
 
 // ReadLinkModes reads iface's link modes through k: alone where k can (LinkModesReader),
 // else from its Ethtool answer. A driver without them is an error naming the port.

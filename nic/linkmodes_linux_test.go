@@ -50,3 +50,50 @@ func TestLinkModesAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestDriverStatsAlone: the live kernel's driver counters read alone (DriverStats) are
+// the counters Ethtool's whole answer holds, and ethtool -S's names.
+func TestDriverStatsAlone(t *testing.T) {
+	nstest.Require(t)
+	nstest.NeedTool(t, "ethtool")
+	ns, peer := nstest.New(t), nstest.New(t)
+	ns.Veth(t, "v0", "p0", peer, 1)
+	var alone, whole Counters
+	ns.Do(t, func() error {
+		k, err := OpenKernel(APIAuto)
+		if err != nil {
+			return err
+		}
+		defer k.Close()
+		r, ok := k.(DriverStatsReader)
+		if !ok {
+			t.Errorf("the live kernel reads no driver counters alone")
+			return nil
+		}
+		if alone, err = r.DriverStats("v0"); err != nil {
+			return err
+		}
+		et, err := k.Ethtool("v0")
+		if err != nil {
+			return err
+		}
+		whole = et.DriverStats
+		return nil
+	})
+	names := func(c Counters) []string {
+		var out []string
+		for _, x := range c {
+			out = append(out, x.Name)
+		}
+		return out
+	}
+	if len(alone) == 0 || !reflect.DeepEqual(names(alone), names(whole)) {
+		t.Errorf("alone %v, in the whole answer %v", names(alone), names(whole))
+	}
+	out := ns.Exec(t, "ethtool", "-S", "v0")
+	for _, n := range names(alone) {
+		if !strings.Contains(out, n+":") {
+			t.Errorf("%s is not in ethtool -S:\n%s", n, out)
+		}
+	}
+}

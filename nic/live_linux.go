@@ -244,6 +244,10 @@ func (k *liveKernel) Ethtool(iface string) (*EthtoolAnswer, error) {
 	return a, nil
 }
 
+// DriverStats reads iface's driver counters alone (DriverStatsReader), through the
+// ioctl as Ethtool does.
+func (k *liveKernel) DriverStats(iface string) (Counters, error) { return k.io.stats(iface) }
+
 // LinkModes reads iface's link settings alone (LinkModesReader): netlink where the
 // kernel has it, the ioctl where it does not know the message.
 func (k *liveKernel) LinkModes(iface string) (*LinkModes, error) {

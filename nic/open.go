@@ -59,6 +59,17 @@ func SampleLive(ctx context.Context, api string, interval time.Duration, ifaces 
 	return out[0], out[1], nil
 }
 
+// SampleCountersNow reads the interfaces' counters once, live (Reader.SampleCounters):
+// an interval's start.
+func SampleCountersNow(api string, ifaces ...string) (*Sample, error) {
+	k, err := OpenKernel(api)
+	if err != nil {
+		return nil, err
+	}
+	defer k.Close()
+	return (&Reader{Root: "/", Kernel: k}).SampleCounters(ifaces...)
+}
+
 // SampleNow reads the interfaces once, live: one end of an interval whose other end was
 // read before (SampleLive reads both).
 func SampleNow(api string, ifaces ...string) (*Sample, error) {

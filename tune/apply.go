@@ -37,15 +37,29 @@ func Readback(sys *System, r *nic.Reader, iface string, p *Profile) (cur, absent
 }
 
 func readState(sys *System, r *nic.Reader, iface string, p *Profile) (*State, *expansion, error) {
-	ifcs, err := r.Read(iface)
+	return readStateFrom(sys, r, nil, iface, p)
+}
+
+// readStateFrom is readState planned from have, the port as read a moment ago, where it
+// is iface (a validation's doctor step read it just before its tune): what planning
+// takes of it (driver, queues, IRQs, the rings' and channels' maxima, features) is not
+// read again. The knobs' values are read anew all the same: they are what the journal
+// gives back.
+func readStateFrom(sys *System, r *nic.Reader, have *nic.Interface, iface string, p *Profile) (*State, *expansion, error) {
+	ifc := have
+	if ifc == nil || ifc.Name != iface {
+		ifcs, err := r.Read(iface)
+		if err != nil {
+			return nil, nil, err
+		}
+		ifc = ifcs[0]
+	}
+	et, release, err := sys.hold(iface)
 	if err != nil {
 		return nil, nil, err
 	}
-	et, err := sys.Kernel.Ethtool(iface)
-	if err != nil {
-		return nil, nil, err
-	}
-	st := &State{Iface: ifcs[0], Raw: et.Features, Current: map[string]string{}, Absent: map[string]string{}}
+	defer release()
+	st := &State{Iface: ifc, Raw: et.Features, Current: map[string]string{}, Absent: map[string]string{}}
 	if g, err := nic.ReadFile(sys.Root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_available_governors"); err == nil {
 		st.Governors = strings.Fields(g)
 	}

@@ -50,7 +50,7 @@ func (link) read(s *System, k Knob) (string, error) {
 		}
 		return onOff(l.RawFlags&0x100 != 0), nil // IFF_PROMISC
 	}
-	et, err := s.Kernel.Ethtool(k.Iface)
+	et, _, err := s.ethtool(k.Iface)
 	if err != nil {
 		return "", err
 	}

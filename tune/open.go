@@ -56,6 +56,10 @@ type Job struct {
 	CarrierTimeout, LockWait   time.Duration
 	// BeforeWrite is the fault-injection hook of the tests (System.BeforeWrite).
 	BeforeWrite func(k Knob, n int) error
+	// Read, where set, is the port as read a moment ago (a validation's doctor step):
+	// the plan is made from it rather than from a read of its own; the knobs' values
+	// are read anew all the same.
+	Read *nic.Interface
 }
 
 // Tune reads the knobs the profile touches, plans and, unless dryRun, applies the plan
@@ -82,7 +86,11 @@ func (j Job) Tune(ctx context.Context, p *Profile, dryRun bool) (*Result, error)
 	}
 	defer closeFn()
 	sys.BeforeWrite = j.BeforeWrite
-	plan, err := ReadState(sys, r, j.Iface, p)
+	st, e, err := readStateFrom(sys, r, j.Read, j.Iface, p)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := Diff(p, st, e)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,9 @@
 package tune
 
 import (
+	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -293,5 +295,137 @@ func TestPlanExact(t *testing.T) {
 		if got != want {
 			t.Errorf("exact %v: %q, want %q", exact, got, want)
 		}
+	}
+}
+
+// countingKernel counts the ethtool and link questions asked of a kernel.
+type countingKernel struct {
+	nic.Kernel
+	ethtool, links int
+}
+
+func (k *countingKernel) Ethtool(name string) (*nic.EthtoolAnswer, error) {
+	k.ethtool++
+	return k.Kernel.Ethtool(name)
+}
+
+func (k *countingKernel) Links() ([]nic.LinkAnswer, error) {
+	k.links++
+	return k.Kernel.Links()
+}
+
+// unusedSetter makes kernel-held knobs settable for planning; a write is a test bug
+// (nil panics).
+type unusedSetter struct{ nic.Setter }
+
+// TestReadStateAsksOnce: a state's kernel-held knobs (the zc702 profile's rings,
+// coalescing, features) are read from one ethtool answer and one link dump, not one
+// each, and plan as they do read one by one; a read after the state asks the kernel again.
+func TestReadStateAsksOnce(t *testing.T) {
+	prof, err := LoadProfile("zc702")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := "../testdata/show/zynq7000-gem"
+	captured, err := nic.OpenCaptured(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := &countingKernel{Kernel: captured}
+	sys := &System{Root: root, Kernel: k, Setter: unusedSetter{}}
+	reader := &nic.Reader{Root: root, Kernel: captured} // the reader's own questions are not counted
+	gotState, gotExp, err := readState(sys, reader, "eth0", prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.ethtool != 1 || k.links != 1 {
+		t.Errorf("the state asked ethtool %d and the links %d times, want once each", k.ethtool, k.links)
+	}
+	var kernelHeld []string
+	for name := range gotState.Current {
+		if kk, _ := KnobFromName("eth0", name); kk.Path == "" {
+			kernelHeld = append(kernelHeld, name)
+		}
+	}
+	if len(kernelHeld) < 3 {
+		t.Fatalf("the zc702 profile reads %d kernel-held knobs on the fixture (%v): the test proves nothing", len(kernelHeld), kernelHeld)
+	}
+	got, err := Diff(prof, gotState, gotExp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := fixtureState(t, "zynq7000-gem")
+	e, err := Expand(prof, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := &System{Root: root, Kernel: captured, Setter: unusedSetter{}}
+	for _, tg := range e.targets {
+		if v, err := one.Read(tg.Knob); err == nil {
+			st.Current[tg.Knob.Name] = v
+		} else {
+			st.Absent[tg.Knob.Name] = err.Error()
+		}
+	}
+	want, err := Diff(prof, st, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Changes, want.Changes) || !reflect.DeepEqual(got.Skipped, want.Skipped) {
+		t.Errorf("plan from one answer: %v skipped %v\nread knob by knob: %v skipped %v", got.Changes, got.Skipped, want.Changes, want.Skipped)
+	}
+	before := k.ethtool
+	if _, err := sys.Read(Knob{Name: knobRingsRX, Iface: "eth0"}); err != nil {
+		t.Fatal(err)
+	}
+	if k.ethtool != before+1 {
+		t.Errorf("a read after the state did not ask the kernel (%d questions, was %d)", k.ethtool, before)
+	}
+}
+
+// noLinksKernel refuses the link dump a read of the port starts with.
+type noLinksKernel struct{ nic.Kernel }
+
+func (noLinksKernel) Links() ([]nic.LinkAnswer, error) {
+	return nil, errors.New("the port was read again")
+}
+
+// TestReadStateFromRead: a state planned from the port as read a moment ago (a
+// validation's doctor step) is the state planned from a read of its own, and does not
+// read the port again; a read of another port is not taken for it.
+func TestReadStateFromRead(t *testing.T) {
+	prof, err := LoadProfile("zc702")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := "../testdata/show/zynq7000-gem"
+	k, err := nic.OpenCaptured(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := &System{Root: root, Kernel: k, Setter: unusedSetter{}}
+	r := &nic.Reader{Root: root, Kernel: k}
+	ifcs, err := r.Read("eth0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSt, wantExp, err := readState(sys, r, "eth0", prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := Diff(prof, wantSt, wantExp)
+	blind := &nic.Reader{Root: root, Kernel: noLinksKernel{k}}
+	st, e, err := readStateFrom(sys, blind, ifcs[0], "eth0", prof)
+	if err != nil {
+		t.Fatalf("planned from the read: %v", err)
+	}
+	got, _ := Diff(prof, st, e)
+	if !reflect.DeepEqual(got, want) || len(got.Changes) == 0 {
+		t.Errorf("from the read %+v\nfrom a read of its own %+v", got, want)
+	}
+	other := *ifcs[0]
+	other.Name = "eth1"
+	if _, _, err := readStateFrom(sys, blind, &other, "eth0", prof); err == nil || !strings.Contains(err.Error(), "read again") {
+		t.Errorf("another port's read was taken for eth0's: %v", err)
 	}
 }

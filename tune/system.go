@@ -78,6 +78,9 @@ type System struct {
 	// an error stops the write as if it had failed (fault-injection tests).
 	BeforeWrite func(k Knob, n int) error
 	writes      int
+	// held answers the kernel-held knobs' reads while a state is read (hold): one
+	// question to the kernel for all of them, not one per knob.
+	held *heldAnswer
 	// Settled is how long the writes so far waited for the link to come back after a
 	// knob that bounces it: measured, each wait ends when the carrier is back.
 	Settled time.Duration
@@ -87,6 +90,9 @@ type System struct {
 var ErrCannotSet = errors.New("cannot be changed in a captured tree")
 
 func (s *System) ethtool(iface string) (*nic.EthtoolAnswer, *nic.LinkAnswer, error) {
+	if h := s.held; h != nil && h.iface == iface {
+		return h.et, h.link, nil
+	}
 	et, err := s.Kernel.Ethtool(iface)
 	if err != nil {
 		return nil, nil, err
@@ -101,6 +107,27 @@ func (s *System) ethtool(iface string) (*nic.EthtoolAnswer, *nic.LinkAnswer, err
 		}
 	}
 	return nil, nil, fmt.Errorf("interface %q is gone", iface)
+}
+
+// heldAnswer is what the kernel said of an interface, asked once for a state's reads.
+type heldAnswer struct {
+	iface string
+	et    *nic.EthtoolAnswer
+	link  *nic.LinkAnswer
+}
+
+// hold asks the kernel once what it holds of iface (ethtool's answer, its link) and
+// answers every kernel-held knob's read of iface from that until release: a state's
+// reads come one after the other with nothing written between them, and each asked
+// the kernel everything anew (on the emulated ZC702 a dozen such reads took 0.19 s).
+// Writes and what follows them always ask the kernel.
+func (s *System) hold(iface string) (et *nic.EthtoolAnswer, release func(), err error) {
+	et, l, err := s.ethtool(iface)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.held = &heldAnswer{iface: iface, et: et, link: l}
+	return et, func() { s.held = nil }, nil
 }
 
 // Read returns the knob's current value.
@@ -160,8 +187,11 @@ func (s *System) WriteBatch(ctx context.Context, b batchFamily, iface string, ks
 func (s *System) settle(ctx context.Context, iface string, bounces bool, write func() error) error {
 	hadCarrier := false
 	if bounces {
-		if _, l, err := s.ethtool(iface); err == nil {
-			hadCarrier = l.RawFlags&0x10000 != 0
+		// The link alone: ethtool's questions would add nothing here.
+		if links, err := s.Kernel.Links(); err == nil {
+			for _, l := range links {
+				hadCarrier = hadCarrier || l.Name == iface && l.RawFlags&0x10000 != 0
+			}
 		}
 	}
 	if err := write(); err != nil {
@@ -188,6 +218,13 @@ func (s *System) waitCarrier(ctx context.Context, iface string) error {
 	timeout := s.CarrierTimeout
 	if timeout <= 0 {
 		timeout = 15 * time.Second
+	}
+	if w, ok := s.Kernel.(nic.CarrierWaiter); ok {
+		err := w.WaitCarrier(ctx, iface, timeout)
+		if errors.Is(err, nic.ErrNoCarrier) {
+			return fmt.Errorf("the link did not come back within %v", timeout)
+		}
+		return err
 	}
 	deadline := time.Now().Add(timeout)
 	for {

@@ -59,6 +59,9 @@ func (s *Doctor) Run(ctx context.Context, e Env) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	for _, i := range after.Interfaces {
+		e.link.keepRead(i) // a tune step next plans from it
+	}
 	rep, err := doctor.Diagnose(doctor.Input{Before: before, After: after, Interval: interval, Board: e.Board})
 	if err != nil {
 		return Outcome{}, err

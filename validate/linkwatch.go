@@ -35,7 +35,7 @@ type linkWatch struct {
 	api   string
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
-	// sample reads the ports for a baseline (nic.SampleNow; a test's fake).
+	// sample reads the ports for a baseline (nic.SampleCountersNow; a test's fake).
 	sample func(api string, ifaces ...string) (*nic.Sample, error)
 	// ready gets a value as each port's watch has read its port, or could not start.
 	ready chan struct{}
@@ -59,6 +59,9 @@ type portWatch struct {
 	// dropped while it was being taken is not kept.
 	basing  chan struct{}
 	baseGen int
+	// read is the port as the doctor step last read it (its interval's end), for a
+	// tune step after it to plan from; dropped with the baseline (keepBase).
+	read *nic.Interface
 }
 
 // watchLinks starts a watcher of each interface (waitReady waits for them to begin);
@@ -321,7 +324,8 @@ func (w *linkWatch) takeBase(ifaces []string) {
 	}
 	sample := w.sample
 	if sample == nil {
-		sample = nic.SampleNow
+		// The counters alone: what the doctor reads of its interval's start.
+		sample = nic.SampleCountersNow
 	}
 	w.wg.Go(func() {
 		defer close(done)
@@ -345,7 +349,8 @@ func (w *linkWatch) takeBase(ifaces []string) {
 	})
 }
 
-// keepBase drops the ports' baselines after a step of type typ that changes them.
+// keepBase drops the ports' baselines (and their doctor's read) after a step of type
+// typ that changes them.
 func (w *linkWatch) keepBase(ifaces []string, typ string) {
 	if w == nil || baseKeepers[typ] {
 		return
@@ -354,10 +359,36 @@ func (w *linkWatch) keepBase(ifaces []string, typ string) {
 	defer w.mu.Unlock()
 	for _, iface := range ifaces {
 		if p := w.ports[iface]; p != nil {
-			p.base = nil
+			p.base, p.read = nil, nil
 			p.baseGen++
 		}
 	}
+}
+
+// keepRead keeps the port as a doctor step read it (Read).
+func (w *linkWatch) keepRead(ifc *nic.Interface) {
+	if w == nil || ifc == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if p := w.ports[ifc.Name]; p != nil {
+		p.read = ifc
+	}
+}
+
+// Read is the port as the last doctor step read it, where no step since changed it; nil
+// where there is none.
+func (w *linkWatch) Read(iface string) *nic.Interface {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if p := w.ports[iface]; p != nil {
+		return p.read
+	}
+	return nil
 }
 
 // Base is the port's baseline sample and when it was taken, or nil; a baseline being

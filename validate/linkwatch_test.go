@@ -162,3 +162,28 @@ func TestBaseTakenAside(t *testing.T) {
 	}
 	w.wg.Wait()
 }
+
+// TestDoctorReadKept: the port as a doctor step read it is kept for a tune step after
+// it (Read), per port, across steps that leave the port as it was (the PHY's self-test
+// gives its register back), and dropped by a step that changes it; a watch that is not
+// there (a run over a captured tree) keeps none.
+func TestDoctorReadKept(t *testing.T) {
+	w := &linkWatch{ports: map[string]*portWatch{"eth0": {}, "eth1": {}}}
+	r0, r1 := &nic.Interface{Name: "eth0"}, &nic.Interface{Name: "eth1"}
+	w.keepRead(r0)
+	w.keepRead(r1)
+	w.keepRead(&nic.Interface{Name: "eth9"}) // not watched: nothing kept
+	w.keepBase([]string{"eth0", "eth1"}, "phy")
+	if w.Read("eth0") != r0 || w.Read("eth1") != r1 || w.Read("eth9") != nil {
+		t.Fatalf("reads %v %v %v, want eth0's and eth1's", w.Read("eth0"), w.Read("eth1"), w.Read("eth9"))
+	}
+	w.keepBase([]string{"eth1"}, "tune")
+	if w.Read("eth0") != r0 || w.Read("eth1") != nil {
+		t.Errorf("after eth1's tune: %v %v, want eth0's read alone", w.Read("eth0"), w.Read("eth1"))
+	}
+	var none *linkWatch
+	none.keepRead(r0)
+	if none.Read("eth0") != nil {
+		t.Error("no watch, yet a read")
+	}
+}

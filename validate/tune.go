@@ -105,6 +105,7 @@ func merge(plans []*tune.Plan) *tune.Plan {
 
 func (e Env) applyProfile(ctx context.Context, iface string, p *tune.Profile, keep bool) (*tune.Plan, error) {
 	j := e.tuneJob(iface)
+	j.Read = e.link.Read(iface)
 	if keep {
 		j.StateDir = e.StateDir // kept: the user's to revert, where 'linerate revert' looks
 	}
