@@ -78,11 +78,13 @@ func (r *Reader) links() ([]LinkAnswer, error) {
 	return links, nil
 }
 
-// Read reads the named interfaces, or every non-loopback one when names is empty.
-func (r *Reader) Read(names ...string) ([]*Interface, error) {
+// named is the kernel's answer for each of the named interfaces, and their names: every
+// non-loopback interface's when names is empty; a NotFoundError naming those there are
+// where one is not there.
+func (r *Reader) named(names []string) (map[string]LinkAnswer, []string, error) {
 	links, err := r.links()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	byName := make(map[string]LinkAnswer, len(links))
 	var have []string
@@ -99,8 +101,17 @@ func (r *Reader) Read(names ...string) ([]*Interface, error) {
 	}
 	for _, n := range names {
 		if _, ok := byName[n]; !ok {
-			return nil, &NotFoundError{Name: n, Have: have}
+			return nil, nil, &NotFoundError{Name: n, Have: have}
 		}
+	}
+	return byName, names, nil
+}
+
+// Read reads the named interfaces, or every non-loopback one when names is empty.
+func (r *Reader) Read(names ...string) ([]*Interface, error) {
+	byName, names, err := r.named(names)
+	if err != nil {
+		return nil, err
 	}
 	root := r.fs()
 	plat, err := root.readPlatform()

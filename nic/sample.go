@@ -98,30 +98,14 @@ func (r *Reader) Sample(names ...string) (*Sample, error) {
 // on the emulated ZC702 it is a fraction of Sample's reads, taken while the PHY's
 // self-test runs on the same one core.
 func (r *Reader) SampleCounters(names ...string) (*Sample, error) {
-	links, err := r.links()
+	byName, names, err := r.named(names)
 	if err != nil {
 		return nil, err
-	}
-	byName := make(map[string]LinkAnswer, len(links))
-	var have []string
-	for _, l := range links {
-		byName[l.Name] = l
-		have = append(have, l.Name)
-	}
-	if len(names) == 0 {
-		for _, l := range links {
-			if l.RawFlags&iffLoopback == 0 {
-				names = append(names, l.Name)
-			}
-		}
 	}
 	root := r.fs()
 	s := &Sample{}
 	for _, n := range names {
-		l, ok := byName[n]
-		if !ok {
-			return nil, &NotFoundError{Name: n, Have: have}
-		}
+		l := byName[n]
 		ifc := &Interface{Name: l.Name, Index: l.Index, Kind: l.Kind, MAC: l.MAC, Stats: Stats{Link: l.Stats}}
 		// A driver without statistics has none here as in Read (its Unsupported says why).
 		ifc.Stats.Driver, _ = readDriverStats(r.Kernel, n)
