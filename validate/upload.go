@@ -40,6 +40,8 @@ type Uploader struct {
 	liveMu      sync.Mutex
 	livePending *plan.LiveEvent
 	liveBusy    bool
+	liveOnce    sync.Once
+	live        *http.Client
 }
 
 // StationTLS is the TLS configuration that checks an https station against the CA
@@ -182,6 +184,26 @@ func (u *Uploader) client() *http.Client {
 		return u.Client
 	}
 	return NewClient(nil, 10*time.Second)
+}
+
+// liveClient is the live events' client: Client's, with its connection kept from one
+// event to the next (NewClient closes each). A run posts one as it starts and one a
+// step, beside the step: each on a connection of its own was a TCP handshake on the
+// board's CPU, and a TLS one to an https station. An idle connection the station has
+// closed meanwhile is not written to: net/http sends the event on a new one.
+func (u *Uploader) liveClient() *http.Client {
+	u.liveOnce.Do(func() {
+		c := u.client()
+		if tr, ok := c.Transport.(*http.Transport); ok {
+			t := tr.Clone()
+			t.DisableKeepAlives, t.MaxIdleConnsPerHost, t.IdleConnTimeout = false, 1, 30*time.Second
+			kept := *c
+			kept.Transport = t
+			c = &kept
+		}
+		u.live = c
+	})
+	return u.live
 }
 
 func (u *Uploader) say(format string, a ...any) {
@@ -426,8 +448,8 @@ func (u *Uploader) postLive(e plan.LiveEvent) {
 	if u.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+u.Token)
 	}
-	if resp, err := u.client().Do(req); err == nil {
-		readall.Limit(resp.Body, maxAnswerBytes)
+	if resp, err := u.liveClient().Do(req); err == nil {
+		readall.Limit(resp.Body, maxAnswerBytes) // read to its end: the connection is kept
 		resp.Body.Close()
 	}
 }

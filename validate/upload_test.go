@@ -13,8 +13,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/zynqnet/linerate/plan"
 )
 
 // rawStation is a hostile station: it reads the request's head and answers with what
@@ -153,5 +156,65 @@ func TestUploadAgainstNetHTTP(t *testing.T) {
 	}
 	if tm, ok := stationTime(context.Background(), nil, srv.URL); !ok || time.Since(tm).Abs() > 5*time.Second {
 		t.Errorf("station time %v %v", tm, ok)
+	}
+}
+
+// TestLiveEventsOneConnection: a run's live events go to the station one after the
+// other on one kept connection (each on its own was a handshake on the board's CPU);
+// after the station closed the idle connection the next event still arrives, on a new
+// one; the reports' client still closes its connection after each request.
+func TestLiveEventsOneConnection(t *testing.T) {
+	var mu sync.Mutex
+	var conns int
+	got := make(chan string, 16)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if r.URL.Path == "/api/live" {
+			got <- string(b)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			conns++
+			mu.Unlock()
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	newConns := func() int { mu.Lock(); defer mu.Unlock(); n := conns; conns = 0; return n }
+	u := &Uploader{URL: srv.URL + "/api/reports", SpoolDir: t.TempDir(), Window: time.Second, Client: NewClient(nil, 5*time.Second)}
+	send := func(step string) {
+		t.Helper()
+		u.Live(plan.LiveEvent{ID: "b1", Event: "step", Step: step})
+		select {
+		case b := <-got:
+			if !strings.Contains(b, `"`+step+`"`) {
+				t.Errorf("event %s arrived as %s", step, b)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("event %s never arrived", step)
+		}
+	}
+	for _, s := range []string{"link", "phy", "doctor", "tune"} {
+		send(s)
+	}
+	if n := newConns(); n != 1 {
+		t.Errorf("4 events on %d connections, want 1", n)
+	}
+	srv.CloseClientConnections() // the station drops the idle connection
+	time.Sleep(50 * time.Millisecond)
+	send("frames")
+	if n := newConns(); n != 1 {
+		t.Errorf("the event after the station closed the connection came on %d new ones, want 1", n)
+	}
+	for _, id := range []string{"a", "b"} {
+		if err := u.Deliver(context.Background(), id, []byte(`{"id":"`+id+`"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := newConns(); n != 2 {
+		t.Errorf("2 reports on %d connections, want one each", n)
 	}
 }
