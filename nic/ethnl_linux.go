@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
+	"sync"
 
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
@@ -30,12 +32,41 @@ func dialEthnl() (*ethnl, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open generic netlink: %w", err)
 	}
-	f, err := c.GetFamily(unix.ETHTOOL_GENL_NAME)
+	f, err := ethtoolFamily.get(c)
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("ethtool netlink family: %w", err)
 	}
 	return &ethnl{c: c, family: f}, nil
+}
+
+// ethtoolFamily is the kernel's answer for the "ethtool" family, asked once a process.
+// A generic netlink family is the kernel's, not a network namespace's (ethtool's is
+// built in and registered at boot, netns-aware), so its id and version hold for every
+// socket the process opens; a validation opens about ten, and on the emulated ZC702's
+// core the question took most of each one's 4-12 ms. A kernel without the family is
+// remembered too (the ioctl path then asks nothing again); any other error is not.
+var ethtoolFamily familyCache
+
+type familyCache struct {
+	mu     sync.Mutex
+	known  bool
+	family genetlink.Family
+	err    error
+}
+
+func (fc *familyCache) get(c *genetlink.Conn) (genetlink.Family, error) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if fc.known {
+		return fc.family, fc.err
+	}
+	f, err := c.GetFamily(unix.ETHTOOL_GENL_NAME)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return f, err
+	}
+	fc.known, fc.family, fc.err = true, f, err
+	return f, err
 }
 
 func (e *ethnl) Close() error { return e.c.Close() }
