@@ -105,17 +105,15 @@ func OpenTrialer(c TrialerConfig) (*Trialer, error) {
 		return nil, badinput.Errorf("hardware timestamps measure round trips through a reflector: %s and %s have a clock each", p.Name, c.RXPort)
 	}
 	n := max(len(e.CPUs), 1)
-	for i := 0; i < n; i++ {
-		tx, err := rawsock.OpenTX(p.Name, c.MaxLen, rawsock.PacedTXFrames(c.MaxFPS), true)
-		if err != nil {
-			e.Close()
-			return nil, err
-		}
-		e.TX = append(e.TX, tx)
-	}
+	// The senders' rings are set up while the receive rings open (rawsock.OpenTXRings).
 	// Blocks, not frames: a trial's count does not wait on a block's timer (the
 	// reflector hands frames on as they come, and the RX time is the kernel's stamp).
-	if e.RX, err = rawsock.OpenRXRings(c.RXPort, n, rawsock.PacedRing(c.MaxFPS, c.MaxLen), rawsock.FanoutHash); err != nil {
+	e.TX, err = rawsock.OpenTXRings(p.Name, n, c.MaxLen, rawsock.PacedTXFrames(c.MaxFPS), true, func() error {
+		var err error
+		e.RX, err = rawsock.OpenRXRings(c.RXPort, n, rawsock.PacedRing(c.MaxFPS, c.MaxLen), rawsock.FanoutHash)
+		return err
+	})
+	if err != nil {
 		e.Close()
 		return nil, err
 	}

@@ -20,16 +20,17 @@ type TX struct{}
 // RX is a receive ring (Linux only).
 type RX struct{}
 
-func OpenTX(string, int, int, bool) (*TX, error)             { return nil, errOS }
-func OpenRX(string) (*RX, error)                             { return nil, errOS }
-func OpenRXFrames(string) (*RX, error)                       { return nil, errOS }
-func OpenRXRings(string, int, RXRing, Fanout) ([]*RX, error) { return nil, errOS }
-func CPUs(int) ([]int, error)                                { return nil, errOS }
-func KeepCPUs(int, int) ([]int, error)                       { return nil, errOS }
-func KeepOff([]int) error                                    { return errOS }
-func (*TX) Close() error                                     { return nil }
-func (*RX) Close() error                                     { return nil }
-func (*RX) Drops() uint64                                    { return 0 }
+func OpenTX(string, int, int, bool) (*TX, error)                           { return nil, errOS }
+func OpenTXRings(string, int, int, int, bool, func() error) ([]*TX, error) { return nil, errOS }
+func OpenRX(string) (*RX, error)                                           { return nil, errOS }
+func OpenRXFrames(string) (*RX, error)                                     { return nil, errOS }
+func OpenRXRings(string, int, RXRing, Fanout) ([]*RX, error)               { return nil, errOS }
+func CPUs(int) ([]int, error)                                              { return nil, errOS }
+func KeepCPUs(int, int) ([]int, error)                                     { return nil, errOS }
+func KeepOff([]int) error                                                  { return errOS }
+func (*TX) Close() error                                                   { return nil }
+func (*RX) Close() error                                                   { return nil }
+func (*RX) Drops() uint64                                                  { return 0 }
 
 func Gen(context.Context, []Sender, GenOptions) (GenStats, error) {
 	return GenStats{}, errOS

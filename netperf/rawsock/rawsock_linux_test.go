@@ -2,13 +2,19 @@ package rawsock
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/zynqnet/linerate/internal/nstest"
 	"github.com/zynqnet/linerate/netperf/frames"
+	"golang.org/x/sys/unix"
 )
 
 // pair makes two namespaces joined by a veth: a0 in A, b0 in B.
@@ -239,3 +245,84 @@ func TestPacedRings(t *testing.T) {
 		t.Errorf("sent %d, sink %+v", gs.Sent, r)
 	}
 }
+
+// TestOpenTXRings: rings whose sockets open in a namespace's thread and whose set-up
+// runs on other goroutines beside alongside's receive ring work in that namespace (the
+// port exists nowhere else): each ring's frames arrive on the peer, counted exactly. A
+// failing alongside, or a port that is not there, leaves no socket open.
+func TestOpenTXRings(t *testing.T) {
+	a, b, macA, macB := pair(t)
+	var txs []*TX
+	var loop *RX
+	a.Do(t, func() (err error) {
+		txs, err = OpenTXRings("a0", 2, 1514, 0, true, func() (err error) { loop, err = OpenRX("a0"); return })
+		return
+	})
+	t.Cleanup(func() {
+		loop.Close()
+		for _, tx := range txs {
+			tx.Close()
+		}
+	})
+	if len(txs) != 2 || loop == nil {
+		t.Fatalf("%d TX rings and receive ring %v, want 2 and one", len(txs), loop)
+	}
+	rx := openRX(t, b, "b0")
+	for i, tx := range txs {
+		bl, err := frames.NewBuilder(frames.Spec{Src: macA, Dst: macB, Sizes: []int{64}, Flows: 1, Stream: uint16(30 + i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var streams *frames.Streams
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			streams, _, _ = Sink(context.Background(), []*RX{rx}, nil, uint16(30+i), 1, SinkOptions{Duration: 20 * time.Second})
+		})
+		gs, err := Gen(context.Background(), []Sender{{TX: tx, B: bl, CPU: -1}}, GenOptions{FPS: 20000, Count: 1000, EndMarkers: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		if r, _ := streams.Result(nil, 0); gs.Sent != 1000 || r.Received != 1000 || r.Lost != 0 {
+			t.Errorf("ring %d: sent %d, sink %+v", i, gs.Sent, r)
+		}
+	}
+
+	before := packetSockets(t)
+	a.Do(t, func() error {
+		_, err := OpenTXRings("a0", 2, 1514, 0, true, func() error { return errors.New("alongside failed") })
+		if err == nil || err.Error() != "alongside failed" {
+			return fmt.Errorf("failing alongside: %v, want its error", err)
+		}
+		if _, err = OpenTXRings("nosuch0", 2, 1514, 0, true, nil); err == nil || !strings.Contains(err.Error(), "nosuch0") {
+			return fmt.Errorf("missing port: %v, want an error naming it", err)
+		}
+		return nil
+	})
+	if after := packetSockets(t); after != before {
+		t.Errorf("%d packet sockets open after the failures, %d before", after, before)
+	}
+}
+
+// packetSockets counts this process's open AF_PACKET sockets (the sockets its file
+// descriptors are, against /proc/net/packet's inodes being in every namespace alike).
+func packetSockets(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, fd := range fds {
+		var st unix.Stat_t
+		if unix.Stat("/proc/self/fd/"+fd.Name(), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+			continue
+		}
+		if d, err := unix.GetsockoptInt(atoi(fd.Name()), unix.SOL_SOCKET, unix.SO_DOMAIN); err == nil && d == unix.AF_PACKET {
+			n++
+		}
+	}
+	return n
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
