@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -443,4 +444,40 @@ func TestIperf3ServerOutOfDescriptors(t *testing.T) {
 		t.Errorf("the server exited with its descriptors spent: %v\n%s%s", cmd.ProcessState, out, errOut)
 	default:
 	}
+}
+
+// TestIperf3ReceiveTimeout: a receiving client (-R) whose server stops sending (the
+// stock server stopped with SIGSTOP a second into a 20 s test) ends on --rcv-timeout,
+// saying so, long before the test's time.
+func TestIperf3ReceiveTimeout(t *testing.T) {
+	cli, srv := iperfPair(t)
+	stopped := func(args ...string) (string, int, time.Duration) {
+		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+		defer cancel()
+		server := exec.CommandContext(ctx, "ip", "netns", "exec", srv.Name, "iperf3", "-s", "-1")
+		if err := server.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			server.Process.Signal(syscall.SIGCONT)
+			server.Process.Kill()
+			server.Wait()
+		}()
+		waitListen(srv, "5201")
+		stop := time.AfterFunc(time.Second, func() { server.Process.Signal(syscall.SIGSTOP) })
+		defer stop.Stop()
+		var errOut string
+		var code int
+		start := time.Now()
+		cli.Do(t, func() error {
+			_, errOut, code = runCLI(t, append([]string{"iperf3", "-c", "198.18.2.2", "-b", "20M"}, args...)...)
+			return nil
+		})
+		return errOut, code, time.Since(start)
+	}
+	errOut, code, took := stopped("-R", "-t", "20", "--rcv-timeout", "700")
+	if code != 1 || !strings.Contains(errOut, "receive timeout") || took > 8*time.Second {
+		t.Errorf("-R with its server stopped: exit %d after %v, %q; want exit 1 on the receive timeout in a few seconds", code, took, errOut)
+	}
+	t.Logf("-R: %v, %q", took, errOut)
 }
