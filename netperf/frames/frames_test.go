@@ -2,11 +2,13 @@ package frames
 
 import (
 	"encoding/binary"
+	"math"
 	"math/rand/v2"
 	"net"
 	"testing"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 )
@@ -416,5 +418,43 @@ func BenchmarkStreams(b *testing.B) {
 				c.s.Add(buf[:n], int64(i)+1000, false)
 			}
 		})
+	}
+}
+
+// TestLatencyOnePass: the percentiles and maximum read in one pass are the ones the
+// histogram gives asked one by one, for histograms of one value to a million, spread
+// from a microsecond to seconds; and a sum of one stream is that stream's.
+func TestLatencyOnePass(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{1, 2, 3, 9, 10, 11, 999, 1000, 1001, 100_000, 1_000_000} {
+		h := hdrhistogram.New(1, 100e9, 3)
+		for range n {
+			h.RecordValue(int64(1000 * math.Exp(rng.Float64()*15)))
+		}
+		want := Latency{P50: h.ValueAtQuantile(50), P90: h.ValueAtQuantile(90), P99: h.ValueAtQuantile(99), P999: h.ValueAtQuantile(99.9), Max: h.Max()}
+		if got := latency(h); *got != want {
+			t.Errorf("%d values: %+v, want %+v", n, *got, want)
+		}
+	}
+	c := NewCounter(7)
+	for i := range 1000 {
+		c.lat.RecordValue(int64(10_000 + i*37))
+	}
+	one := c.Result(1000, time.Second)
+	if sum := Sum([]Result{one}, time.Second); sum.Latency == nil || *sum.Latency != *one.Latency {
+		t.Errorf("sum of one stream %+v, the stream %+v", sum.Latency, one.Latency)
+	}
+}
+
+// BenchmarkResult: a trial's result of one stream of 3000 frames whose round trips
+// spread over a millisecond, as the emulated ZC702's frames step has them.
+func BenchmarkResult(b *testing.B) {
+	s := NewStreams(1, 1)
+	for i := range 3000 {
+		s.C[0].lat.RecordValue(int64(100_000 + i*300))
+	}
+	s.C[0].Received = 3000
+	for b.Loop() {
+		s.Result([]uint64{3000}, 3*time.Second)
 	}
 }

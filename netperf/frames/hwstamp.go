@@ -66,5 +66,5 @@ func (b *HWBook) Latency() (*Latency, int) {
 	if n == 0 {
 		return nil, 0
 	}
-	return &Latency{P50: h.ValueAtQuantile(50), P90: h.ValueAtQuantile(90), P99: h.ValueAtQuantile(99), P999: h.ValueAtQuantile(99.9), Max: h.Max()}, n
+	return latency(h), n
 }
