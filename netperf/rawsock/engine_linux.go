@@ -563,12 +563,10 @@ func Trial(ctx context.Context, txs []*TX, rxs []*RX, cpus []int, spec frames.Sp
 	}()
 	gs, err := Gen(ctx, senders, o)
 	if err == nil {
-		deadline := time.Now().Add(settle)
-		for time.Now().Before(deadline) && ctx.Err() == nil {
-			time.Sleep(5 * time.Millisecond)
-			if seen.Load() >= gs.Sent {
-				break
-			}
+		// Late frames are waited for up to settle, looked for each millisecond (the
+		// sink's count moves on its millisecond tick); none when all are in already.
+		for deadline := time.Now().Add(settle); seen.Load() < gs.Sent && time.Now().Before(deadline) && ctx.Err() == nil; {
+			time.Sleep(time.Millisecond)
 		}
 	}
 	stop.Store(true)
