@@ -327,9 +327,9 @@ const maxFDT = 4 << 20
 
 // gemPathsFromBlob lists the GEM nodes of the blob the kernel booted with
 // (/sys/firmware/fdt), in the walk's order, when that blob still says where every GEM
-// node of the live tree is: no overlay loaded through configfs since (overlays are what
-// add nodes at run time on these boards; one loaded here is of GEM nodes, by 'linerate
-// dts apply'). What the nodes hold is read live all the same, so a property or status an
+// node of the live tree is: no overlay is loaded through configfs (how an overlay comes
+// in at run time on these boards, 'linerate dts apply' among others, and one may add a
+// GEM node). What the nodes hold is read live all the same, so a property or status an
 // overlay changed is seen. Not when recording a snapshot: it holds the walk's files, and
 // reads back through the walk. On the emulated ZC702 the walk was 0.13 s of a doctor's
 // 0.3 s (140 nodes, each a directory read); the blob is one file.
