@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/u-root/u-root/pkg/dt"
+	"github.com/zynqnet/linerate/internal/dttest"
 )
 
 func TestGEMs(t *testing.T) {
@@ -46,29 +46,12 @@ func TestGEMs(t *testing.T) {
 	}
 }
 
-// writeLiveTree lays a tree out as the kernel shows it under /proc/device-tree: a
-// directory per node, a file per property, plus the "name" files the kernel adds.
-func writeLiveTree(t *testing.T, dir string, n *dt.Node) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	base, _, _ := strings.Cut(n.Name, "@")
-	os.WriteFile(filepath.Join(dir, "name"), append([]byte(base), 0), 0o444)
-	for _, p := range n.Properties {
-		os.WriteFile(filepath.Join(dir, p.Name), p.Value, 0o444)
-	}
-	for _, c := range n.Children {
-		writeLiveTree(t, filepath.Join(dir, c.Name), c)
-	}
-}
-
 func TestReadLive(t *testing.T) {
 	blob := kernelDTB(t, "zc702")
 	want := canonical(t, blob)
 
 	root := t.TempDir()
-	writeLiveTree(t, filepath.Join(root, LiveDir), mustDecode(t, blob).RootNode)
+	dttest.WriteLive(t, filepath.Join(root, LiveDir), mustDecode(t, blob).RootNode)
 	f, src, err := ReadLive(root)
 	if err != nil || src != "/proc/device-tree" {
 		t.Fatalf("ReadLive: %v %s", err, src)

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/u-root/u-root/pkg/dt"
+
+	"github.com/zynqnet/linerate/internal/dttest"
 )
 
 // needTool fails under CI (make test installs the reference tools) and skips elsewhere.
@@ -92,26 +94,5 @@ func mustEncode(t testing.TB, f *dt.FDT) []byte {
 	return b
 }
 
-// kernelDTB returns a board DTB from the kernel builds of make kernels
-// (scripts/build-kernel-zc702, scripts/fetch-kernel-zcu102), cached under
-// $LINERATE_CACHE or /var/cache/linerate.
-func kernelDTB(t testing.TB, board string) []byte {
-	t.Helper()
-	cache := os.Getenv("LINERATE_CACHE")
-	if cache == "" {
-		cache = "/var/cache/linerate"
-	}
-	pattern := map[string]string{"zc702": "kernel-zc702-*/zynq-zc702.dtb", "zcu102": "kernel-zcu102/zcu102.dtb"}[board]
-	m, _ := filepath.Glob(filepath.Join(cache, pattern))
-	if len(m) == 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no %s DTB under %s: make test builds the kernels first (make kernels)", board, cache)
-		}
-		t.Skipf("no %s DTB under %s: run make kernels", board, cache)
-	}
-	b, err := os.ReadFile(m[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+// kernelDTB returns a board DTB from the kernel builds of make kernels.
+func kernelDTB(t testing.TB, board string) []byte { return dttest.KernelDTB(t, board) }

@@ -5,11 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/u-root/u-root/pkg/dt"
 
+	"github.com/zynqnet/linerate/internal/dttest"
 	"github.com/zynqnet/linerate/internal/fdtblob"
 )
 
@@ -34,23 +34,6 @@ func gemTree() *dt.Node {
 	axi := &dt.Node{Name: "axi", Properties: []dt.Property{prop("compatible", "simple-bus\x00")}, Children: []*dt.Node{gem1, slcr, gem0}}
 	return &dt.Node{Properties: []dt.Property{prop("compatible", "xlnx,zynq-zc702\x00xlnx,zynq-7000\x00")},
 		Children: []*dt.Node{{Name: "chosen"}, {Name: "cpus", Children: []*dt.Node{{Name: "cpu@0", Properties: []dt.Property{prop("compatible", "arm,cortex-a9\x00")}}}}, axi}}
-}
-
-// writeNode lays n out as the kernel shows the live tree: a directory per node, a file
-// per property, and the "name" file the kernel adds.
-func writeNode(t *testing.T, dir string, n *dt.Node) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	base, _, _ := strings.Cut(n.Name, "@")
-	write(t, filepath.Join(dir, "name"), base+"\x00")
-	for _, p := range n.Properties {
-		write(t, filepath.Join(dir, p.Name), string(p.Value))
-	}
-	for _, c := range n.Children {
-		writeNode(t, filepath.Join(dir, c.Name), c)
-	}
 }
 
 func write(t *testing.T, p, s string) {
@@ -78,7 +61,7 @@ func blobOf(t *testing.T, root *dt.Node) []byte {
 func liveTree(t *testing.T, n *dt.Node) fsRoot {
 	t.Helper()
 	root := t.TempDir()
-	writeNode(t, filepath.Join(root, liveBase), n)
+	dttest.WriteLive(t, filepath.Join(root, liveBase), n)
 	write(t, filepath.Join(root, "sys/firmware/fdt"), string(blobOf(t, n)))
 	return fsRoot{root: root}
 }
@@ -157,27 +140,13 @@ func TestGEMNodesFromBlob(t *testing.T) {
 // TestGEMNodesFromKernelBlob: on the ZC702 kernel's own DTB (make kernels), the nodes
 // read from the blob's paths are the walk's.
 func TestGEMNodesFromKernelBlob(t *testing.T) {
-	cache := os.Getenv("LINERATE_CACHE")
-	if cache == "" {
-		cache = "/var/cache/linerate"
-	}
-	m, _ := filepath.Glob(filepath.Join(cache, "kernel-zc702-*/zynq-zc702.dtb"))
-	if len(m) == 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no ZC702 DTB under %s: make test builds the kernels first (make kernels)", cache)
-		}
-		t.Skipf("no ZC702 DTB under %s: run make kernels", cache)
-	}
-	b, err := os.ReadFile(m[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := dttest.KernelDTB(t, "zc702")
 	f, err := fdtblob.Decode(b, maxFDT)
 	if err != nil {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	writeNode(t, filepath.Join(root, liveBase), f.RootNode)
+	dttest.WriteLive(t, filepath.Join(root, liveBase), f.RootNode)
 	write(t, filepath.Join(root, "sys/firmware/fdt"), string(b))
 	r := fsRoot{root: root}
 	got := r.readGEMNodes()
