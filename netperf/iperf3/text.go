@@ -29,6 +29,11 @@ type textWriter struct {
 	verbose              bool // -V
 }
 
+// off says the text goes nowhere (no text asked for, no server output to collect):
+// its lines are not formatted at all, which on a board's one core is a few
+// milliseconds of each test.
+func (t *textWriter) off() bool { return t.w == io.Discard }
+
 // setTest fills in what the layout depends on, once the test's parameters are known.
 func (t *textWriter) setTest(p *Params, server bool) {
 	t.udp, t.server, t.bidir, t.parallel = p.UDP, server, p.Bidir, max(p.Parallel, 1)
@@ -77,6 +82,9 @@ func omittedTail(o bool) string {
 
 // interval prints one reporting interval.
 func (t *textWriter) interval(iv Interval) {
+	if t.off() {
+		return
+	}
 	first := t.intervals == 0
 	t.intervals++
 	if first {
@@ -165,6 +173,9 @@ func pctG(v float64) string { return strings.TrimSpace(fmt.Sprintf("%.2g", v)) }
 // summary prints the end of a test: each stream's sender and receiver lines that this
 // side can speak for (a server only its own side), then [SUM] lines with -P.
 func (t *textWriter) summary(r *Report) {
+	if t.off() {
+		return
+	}
 	fmt.Fprint(t.w, separator)
 	if t.verbose {
 		fmt.Fprint(t.w, "Test Complete. Summary Results:\n")
