@@ -1,6 +1,9 @@
 package board
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 func TestProfiles(t *testing.T) {
 	bs := All()
@@ -41,5 +44,41 @@ func TestDetect(t *testing.T) {
 	}
 	if _, err := Lookup("zc999"); err == nil {
 		t.Error("Lookup of an unknown board succeeded")
+	}
+}
+
+// The table is parsed once a process; what All, Lookup and Detect hand out is the
+// caller's own: changing every field of it, down through its pointers and slices,
+// leaves the next caller's copy as the file says.
+func TestTableCopies(t *testing.T) {
+	want, err := load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scribble := func(b *Board) {
+		b.Name, b.Model, b.SoC, b.CPUs, b.LinkMbps, b.MaxMTU = "x", "x", "x", -1, -1, -1
+		for i := range b.Compatible {
+			b.Compatible[i] = "x"
+		}
+		b.GEM.Label, b.GEM.Address, b.GEM.PHYMode, b.GEM.PHYDriver = "x", "x", "x", "x"
+		if b.GEM.PHYAddress != nil {
+			*b.GEM.PHYAddress = -1
+		}
+		if b.EEPROM != nil {
+			*b.EEPROM = EEPROM{Node: "x", MAC: -1, Serial: -1, SerialLen: -1}
+		}
+	}
+	bs := All()
+	for i := range bs {
+		scribble(&bs[i])
+	}
+	b, err := Lookup("zcu102")
+	if err != nil || b.EEPROM == nil || b.GEM.PHYAddress == nil {
+		t.Fatalf("Lookup(zcu102) = %+v, %v: want its EEPROM and PHY address", b, err)
+	}
+	scribble(b)
+	scribble(Detect([]string{"xlnx,zynq-zc702"}))
+	if got := All(); !reflect.DeepEqual(got, want) {
+		t.Errorf("after callers changed their copies, All() = %+v\nwant %+v", got, want)
 	}
 }
