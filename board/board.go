@@ -53,9 +53,9 @@ func load() ([]Board, error) {
 	return bs, nil
 }
 
-// parsed is the table, parsed once a process: a validate run asks for it in its
-// header, its plan's check and its tune, and each parse of the YAML took a few
-// hundredths of a second of a board's emulated core (0.8 ms on a PC's).
+// parsed is the table, parsed once a process: a validate run asks for it in its plan's
+// check and again in its header, and each parse of the YAML took a few hundredths of a
+// second of the emulated ZC702's core (0.8 ms on a PC's).
 var parsed = sync.OnceValues(load)
 
 // All returns every board profile, in the file's order: a copy of its own, which the
