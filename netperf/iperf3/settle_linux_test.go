@@ -12,37 +12,13 @@ import (
 // which returned with most of them unread); settle returns once the queue is read out,
 // with every byte counted.
 func TestSettleReadsTheQueue(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	srv, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	send, recv := loopbackPairs(t, 1)
+	c, srv := send[0], recv[0]
 	const total = 64 << 10
 	if _, err := c.Write(make([]byte, total)); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		n, ok := unread(srv)
-		if !ok {
-			t.Fatal("SIOCINQ cannot be read on a TCP socket")
-		}
-		if n == total {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d bytes queued at the server after 5 s", n, total)
-		}
-	}
+	waitQueued(t, srv, total)
 	tt := newTest(&Params{})
 	s := &stream{conn: srv, t: tt}
 	tt.streams = []*stream{s}
@@ -67,5 +43,110 @@ func TestSettleReadsTheQueue(t *testing.T) {
 	}
 	if n, _ := unread(srv); n != 0 {
 		t.Errorf("%d bytes still queued after settle", n)
+	}
+}
+
+// TestSettleStopsAtTEST_END: a test that ends on its time counts what had reached the
+// server by TEST_END, not what the client's send buffer still held: 64 KiB wait in the
+// server's socket when settle begins; a MiB more comes after (written once the reader
+// has begun, after settle's look), read 16 KiB every 10 ms. Settle returns with the 64
+// KiB counted, give or take the read under way, the report says that, and the stream
+// reads on. Waiting for the stream to go quiet counted some 800 KiB of the MiB.
+func TestSettleStopsAtTEST_END(t *testing.T) {
+	send, recv := loopbackPairs(t, 1)
+	c, srv := send[0], recv[0]
+	const queued, more = 64 << 10, 1 << 20
+	if _, err := c.Write(make([]byte, queued)); err != nil {
+		t.Fatal(err)
+	}
+	waitQueued(t, srv, queued)
+	tt := newTest(&Params{Time: 1})
+	s := &stream{conn: srv, t: tt}
+	tt.streams = []*stream{s}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 16<<10)
+		for first := true; ; first = false {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			n, err := srv.Read(buf)
+			s.bytes.Add(uint64(n))
+			if err != nil {
+				return
+			}
+			if first {
+				go c.Write(make([]byte, more))
+			}
+		}
+	}()
+	tt.settle()
+	r := s.result(time.Now())
+	time.Sleep(50 * time.Millisecond)
+	after := s.bytes.Load()
+	close(stop)
+	<-done
+	if r.Bytes < queued || r.Bytes > queued+16<<10 {
+		t.Errorf("settle counted %d bytes; want the %d queued at TEST_END, at most a read more", r.Bytes, queued)
+	}
+	if after <= r.Bytes {
+		t.Errorf("the stream read %d bytes in all, the report says %d: the test wants the stream still reading after settle", after, r.Bytes)
+	}
+}
+
+// TestSettleCountsAByteLimit: a test that ends on a byte count (-n) counts every byte
+// the client wrote, also what arrives after TEST_END.
+func TestSettleCountsAByteLimit(t *testing.T) {
+	send, recv := loopbackPairs(t, 1)
+	c, srv := send[0], recv[0]
+	const first, later = 64 << 10, 256 << 10
+	if _, err := c.Write(make([]byte, first)); err != nil {
+		t.Fatal(err)
+	}
+	waitQueued(t, srv, first)
+	tt := newTest(&Params{Bytes: first + later})
+	s := &stream{conn: srv, t: tt}
+	tt.streams = []*stream{s}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 16<<10)
+		for i := 0; s.bytes.Load() < first+later; i++ {
+			time.Sleep(2 * time.Millisecond)
+			n, err := srv.Read(buf)
+			s.bytes.Add(uint64(n))
+			if err != nil {
+				return
+			}
+			if i == 0 {
+				go c.Write(make([]byte, later))
+			}
+		}
+	}()
+	tt.settle()
+	<-done
+	if r := s.result(time.Now()); r.Bytes != first+later {
+		t.Errorf("settle of a -n test counted %d bytes; want all %d the client wrote", r.Bytes, first+later)
+	}
+}
+
+// waitQueued waits (at most 5 s) until n bytes wait in the server's socket.
+func waitQueued(t *testing.T, srv net.Conn, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		got, ok := unread(srv)
+		if !ok {
+			t.Fatal("SIOCINQ cannot be read on a TCP socket")
+		}
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d bytes queued at the server after 5 s", got, n)
+		}
 	}
 }

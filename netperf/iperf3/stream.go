@@ -29,6 +29,10 @@ type stream struct {
 
 	bytes     atomic.Uint64 // sent or received while the test runs
 	omitBytes uint64        // bytes at the end of the omit period
+	// frozen is a receiving stream's count once settle has taken what arrived by
+	// TEST_END (under mu); what the stream reads after that is not the test's.
+	frozen   uint64
+	isFrozen bool
 
 	// UDP receiver statistics (iperf_udp_recv); mu guards them and the sender's count.
 	mu          sync.Mutex
@@ -511,6 +515,13 @@ func (s *stream) endOmit() {
 	s.omitRetr = tcpRetrans(s.conn)
 }
 
+// freeze ends the stream's count where it is now.
+func (s *stream) freeze() {
+	s.mu.Lock()
+	s.frozen, s.isFrozen = s.bytes.Load(), true
+	s.mu.Unlock()
+}
+
 // result is what this side reports for the stream in the results exchange.
 func (s *stream) result(start time.Time) StreamResult {
 	s.mu.Lock()
@@ -520,6 +531,9 @@ func (s *stream) result(start time.Time) StreamResult {
 	// Like iperf_reset_stats at the end of the omit period: bytes and times count from
 	// there, for senders and receivers alike.
 	r.Bytes = s.bytes.Load() - s.omitBytes
+	if s.isFrozen {
+		r.Bytes = s.frozen - s.omitBytes
+	}
 	if s.sender && !s.udp {
 		r.Retransmits = s.retrans - s.omitRetr
 	}
