@@ -1,7 +1,9 @@
 package readall
 
 import (
+	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,5 +48,43 @@ func TestLimitAndFile(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("File blocked on a FIFO with no writer")
+	}
+}
+
+// TestFileReadsAsOsReadFile: File gives what os.ReadFile gives, for files around its
+// first buffer's size and at the bound, and for the kernel's own files (sysfs says a
+// page, procfs 0, whatever they hold); a missing file is fs.ErrNotExist with its path.
+func TestFileReadsAsOsReadFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []int{0, 1, 511, 512, 513, 1024, 4095, 4096, 4097, 100_000} {
+		p := filepath.Join(dir, "f")
+		want := make([]byte, n)
+		for i := range want {
+			want[i] = byte(i*7 + n)
+		}
+		if err := os.WriteFile(p, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := File(p, int64(n)); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%d bytes at a bound of %d: %d bytes back, %v", n, n, len(got), err)
+		}
+		var tl *TooLarge
+		if _, err := File(p, int64(n)-1); n > 0 && !errors.As(err, &tl) {
+			t.Errorf("%d bytes at a bound of %d: %v, want TooLarge", n, n-1, err)
+		}
+	}
+	for _, p := range []string{"/proc/sys/kernel/osrelease", "/proc/filesystems", "/proc/self/limits", "/sys/class/net/lo/address", "/sys/class/net/lo/mtu"} {
+		want, err := os.ReadFile(p)
+		if err != nil {
+			t.Logf("%s: %v", p, err)
+			continue
+		}
+		if got, err := File(p, MaxSys); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: %q, %v; os.ReadFile says %q", p, got, err, want)
+		}
+	}
+	missing := filepath.Join(dir, "missing")
+	if _, err := File(missing, 10); !errors.Is(err, fs.ErrNotExist) || !os.IsNotExist(err) || !strings.Contains(err.Error(), missing) {
+		t.Errorf("a missing file: %v", err)
 	}
 }
