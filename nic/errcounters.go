@@ -1,6 +1,9 @@
 package nic
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // ErrorCounterNames are the interface statistics that no healthy run raises, by their
 // names under /sys/class/net/IFACE/statistics.
@@ -21,16 +24,12 @@ func (s LinkStats) ErrorCounters() map[string]uint64 {
 // LinkStats reads one interface's statistics from the kernel (rtnetlink IFLA_STATS64),
 // without the rest of what Read reads.
 func (r *Reader) LinkStats(iface string) (LinkStats, error) {
-	links, err := r.Kernel.Links()
+	l, err := LinkOf(r.Kernel, iface)
 	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return LinkStats{}, err
+		}
 		return LinkStats{}, fmt.Errorf("interface %q: statistics: %w", iface, err)
 	}
-	var have []string
-	for _, l := range links {
-		if l.Name == iface {
-			return l.Stats, nil
-		}
-		have = append(have, l.Name)
-	}
-	return LinkStats{}, &NotFoundError{Name: iface, Have: have}
+	return l.Stats, nil
 }

@@ -27,6 +27,38 @@ type Kernel interface {
 	Close() error
 }
 
+// LinkGetter is a Kernel that answers for one link with a request of its own (the
+// live kernel), where Links lists them all.
+type LinkGetter interface {
+	Link(name string) (LinkAnswer, error)
+}
+
+// LinkOf is iface's link: k's answer for it alone where k is a LinkGetter, else found
+// in k.Links (a captured kernel, a recording one). An interface not there is a
+// NotFoundError naming those there are.
+func LinkOf(k Kernel, iface string) (LinkAnswer, error) {
+	if g, ok := k.(LinkGetter); ok {
+		return g.Link(iface)
+	}
+	return linkIn(k, iface)
+}
+
+// linkIn finds iface in k.Links.
+func linkIn(k Kernel, iface string) (LinkAnswer, error) {
+	links, err := k.Links()
+	if err != nil {
+		return LinkAnswer{}, err
+	}
+	var have []string
+	for _, l := range links {
+		if l.Name == iface {
+			return l, nil
+		}
+		have = append(have, l.Name)
+	}
+	return LinkAnswer{}, &NotFoundError{Name: iface, Have: have}
+}
+
 // LinkAnswer is the rtnetlink view of one interface.
 type LinkAnswer struct {
 	Name        string    `json:"name"`

@@ -64,46 +64,98 @@ func (k *liveKernel) Close() error {
 	return errors.Join(err, k.io.Close())
 }
 
-// Links lists interfaces through vishvananda/netlink and adds what its LinkAttrs lacks
-// (IFLA_MIN_MTU, IFLA_MAX_MTU, IFLA_PROMISCUITY, the whole IFLA_STATS64) from one raw
-// RTM_GETLINK dump.
+// Links lists interfaces with one RTM_GETLINK dump, each message decoded as
+// vishvananda/netlink's LinkList decodes it, with what its LinkAttrs lacks
+// (IFLA_MIN_MTU, IFLA_MAX_MTU, IFLA_PROMISCUITY, the whole IFLA_STATS64) read from the
+// same message. (LinkList and a dump of its own for those took the kernel's every link
+// twice.)
 func (k *liveKernel) Links() ([]LinkAnswer, error) {
-	links, err := netlink.LinkList()
+	req := linkRequest(unix.NLM_F_DUMP)
+	msgs, err := req.Execute(unix.NETLINK_ROUTE, unix.RTM_NEWLINK)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("rtnetlink link dump: %w", err)
 	}
-	extra, err := linkExtras()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]LinkAnswer, 0, len(links))
-	for _, l := range links {
-		a := l.Attrs()
-		la := LinkAnswer{
-			Name:        a.Name,
-			Index:       a.Index,
-			MAC:         a.HardwareAddr.String(),
-			MTU:         a.MTU,
-			RawFlags:    a.RawFlags,
-			Operstate:   a.OperState.String(),
-			NumRxQueues: a.NumRxQueues,
-			NumTxQueues: a.NumTxQueues,
-		}
-		if len(a.PermHWAddr) > 0 {
-			la.PermMAC = a.PermHWAddr.String()
-		}
-		if t := l.Type(); t != "device" {
-			la.Kind = t
-		}
-		if x, ok := extra[a.Index]; ok {
-			la.MinMTU, la.MaxMTU, la.Promiscuity = x.minMTU, x.maxMTU, x.promiscuity
-		}
-		if x, ok := extra[a.Index]; ok && x.stats != nil {
-			la.Stats = *x.stats
+	out := make([]LinkAnswer, 0, len(msgs))
+	for _, m := range msgs {
+		la, err := linkAnswer(m)
+		if err != nil {
+			return nil, fmt.Errorf("rtnetlink link dump: %w", err)
 		}
 		out = append(out, la)
 	}
 	return out, nil
+}
+
+// Link implements LinkGetter: one RTM_GETLINK for name (IFLA_IFNAME, as netlink's
+// LinkByName asks), one link's answer back. A kernel that cannot look a link up by
+// name (before 2.6.33: EINVAL) and a name not there are answered from Links.
+func (k *liveKernel) Link(name string) (LinkAnswer, error) {
+	req := linkRequest(unix.NLM_F_ACK)
+	attr := uint16(unix.IFLA_IFNAME)
+	if len(name) > unix.IFNAMSIZ-1 {
+		attr = unix.IFLA_ALT_IFNAME
+	}
+	req.AddData(nl.NewRtAttr(int(attr), nl.ZeroTerminated(name)))
+	msgs, err := req.Execute(unix.NETLINK_ROUTE, 0)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENODEV) || err == nil && len(msgs) == 0 {
+		return linkIn(k, name)
+	}
+	if err != nil {
+		return LinkAnswer{}, fmt.Errorf("rtnetlink link %s: %w", name, err)
+	}
+	if len(msgs) != 1 {
+		return LinkAnswer{}, fmt.Errorf("rtnetlink link %s: %d answers, want one", name, len(msgs))
+	}
+	la, err := linkAnswer(msgs[0])
+	if err != nil {
+		return LinkAnswer{}, fmt.Errorf("rtnetlink link %s: %w", name, err)
+	}
+	return la, nil
+}
+
+// linkRequest is an RTM_GETLINK request with flags, as netlink's LinkList and
+// LinkByName make it.
+func linkRequest(flags int) *nl.NetlinkRequest {
+	req := nl.NewNetlinkRequest(unix.RTM_GETLINK, flags)
+	req.AddData(nl.NewIfInfomsg(unix.AF_UNSPEC))
+	req.AddData(nl.NewRtAttr(unix.IFLA_EXT_MASK, nl.Uint32Attr(nl.RTEXT_FILTER_VF)))
+	return req
+}
+
+// linkAnswer decodes one RTM_NEWLINK message.
+func linkAnswer(m []byte) (LinkAnswer, error) {
+	l, err := netlink.LinkDeserialize(nil, m)
+	if err != nil {
+		return LinkAnswer{}, err
+	}
+	x, err := linkExtras(m)
+	if err != nil {
+		return LinkAnswer{}, err
+	}
+	a := l.Attrs()
+	la := LinkAnswer{
+		Name:        a.Name,
+		Index:       a.Index,
+		MAC:         a.HardwareAddr.String(),
+		MTU:         a.MTU,
+		RawFlags:    a.RawFlags,
+		Operstate:   a.OperState.String(),
+		NumRxQueues: a.NumRxQueues,
+		NumTxQueues: a.NumTxQueues,
+		MinMTU:      x.minMTU,
+		MaxMTU:      x.maxMTU,
+		Promiscuity: x.promiscuity,
+	}
+	if len(a.PermHWAddr) > 0 {
+		la.PermMAC = a.PermHWAddr.String()
+	}
+	if t := l.Type(); t != "device" {
+		la.Kind = t
+	}
+	if x.stats != nil {
+		la.Stats = *x.stats
+	}
+	return la, nil
 }
 
 type linkExtra struct {
@@ -133,45 +185,35 @@ func decodeStats64(b []byte) *LinkStats {
 	}
 }
 
-func linkExtras() (map[int]linkExtra, error) {
-	req := nl.NewNetlinkRequest(unix.RTM_GETLINK, unix.NLM_F_DUMP)
-	req.AddData(nl.NewIfInfomsg(unix.AF_UNSPEC))
-	msgs, err := req.Execute(unix.NETLINK_ROUTE, unix.RTM_NEWLINK)
-	if err != nil {
-		return nil, fmt.Errorf("rtnetlink link dump: %w", err)
+// linkExtras reads what netlink's LinkAttrs lacks from one RTM_NEWLINK message.
+func linkExtras(m []byte) (linkExtra, error) {
+	var x linkExtra
+	if len(m) < unix.SizeofIfInfomsg {
+		return x, fmt.Errorf("a link message of %d bytes", len(m))
 	}
-	out := make(map[int]linkExtra, len(msgs))
-	for _, m := range msgs {
-		if len(m) < unix.SizeofIfInfomsg {
+	attrs, err := nl.ParseRouteAttr(m[unix.SizeofIfInfomsg:])
+	if err != nil {
+		return x, err
+	}
+	for _, a := range attrs {
+		if a.Attr.Type == unix.IFLA_STATS64 {
+			x.stats = decodeStats64(a.Value)
 			continue
 		}
-		ifi := nl.DeserializeIfInfomsg(m)
-		attrs, err := nl.ParseRouteAttr(m[unix.SizeofIfInfomsg:])
-		if err != nil {
-			return nil, fmt.Errorf("rtnetlink link dump: %w", err)
+		if len(a.Value) < 4 {
+			continue
 		}
-		var x linkExtra
-		for _, a := range attrs {
-			if a.Attr.Type == unix.IFLA_STATS64 {
-				x.stats = decodeStats64(a.Value)
-				continue
-			}
-			if len(a.Value) < 4 {
-				continue
-			}
-			v := int(ne.Uint32(a.Value))
-			switch a.Attr.Type {
-			case unix.IFLA_MIN_MTU:
-				x.minMTU = &v
-			case unix.IFLA_MAX_MTU:
-				x.maxMTU = &v
-			case unix.IFLA_PROMISCUITY:
-				x.promiscuity = v
-			}
+		v := int(ne.Uint32(a.Value))
+		switch a.Attr.Type {
+		case unix.IFLA_MIN_MTU:
+			x.minMTU = &v
+		case unix.IFLA_MAX_MTU:
+			x.maxMTU = &v
+		case unix.IFLA_PROMISCUITY:
+			x.promiscuity = v
 		}
-		out[int(ifi.Index)] = x
 	}
-	return out, nil
+	return x, nil
 }
 
 // notSupported reports whether err means "the driver (or kernel) has no such operation".

@@ -97,16 +97,14 @@ func (s *System) ethtool(iface string) (*nic.EthtoolAnswer, *nic.LinkAnswer, err
 	if err != nil {
 		return nil, nil, err
 	}
-	links, err := s.Kernel.Links()
+	l, err := nic.LinkOf(s.Kernel, iface)
+	if errors.Is(err, nic.ErrNotFound) {
+		return nil, nil, fmt.Errorf("interface %q is gone", iface)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	for i := range links {
-		if links[i].Name == iface {
-			return et, &links[i], nil
-		}
-	}
-	return nil, nil, fmt.Errorf("interface %q is gone", iface)
+	return et, &l, nil
 }
 
 // heldAnswer is what the kernel said of an interface, asked once for a state's reads.
@@ -188,10 +186,8 @@ func (s *System) settle(ctx context.Context, iface string, bounces bool, write f
 	hadCarrier := false
 	if bounces {
 		// The link alone: ethtool's questions would add nothing here.
-		if links, err := s.Kernel.Links(); err == nil {
-			for _, l := range links {
-				hadCarrier = hadCarrier || l.Name == iface && l.RawFlags&0x10000 != 0
-			}
+		if l, err := nic.LinkOf(s.Kernel, iface); err == nil {
+			hadCarrier = l.RawFlags&0x10000 != 0
 		}
 	}
 	if err := write(); err != nil {
@@ -228,13 +224,8 @@ func (s *System) waitCarrier(ctx context.Context, iface string) error {
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		links, err := s.Kernel.Links()
-		if err == nil {
-			for _, l := range links {
-				if l.Name == iface && l.RawFlags&0x10000 != 0 {
-					return nil
-				}
-			}
+		if l, err := nic.LinkOf(s.Kernel, iface); err == nil && l.RawFlags&0x10000 != 0 {
+			return nil
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the link did not come back within %v", timeout)
