@@ -12,16 +12,8 @@ import (
 // which returned with most of them unread); settle returns once the queue is read out,
 // with every byte counted.
 func TestSettleReadsTheQueue(t *testing.T) {
-	send, recv := loopbackPairs(t, 1)
-	c, srv := send[0], recv[0]
 	const total = 64 << 10
-	if _, err := c.Write(make([]byte, total)); err != nil {
-		t.Fatal(err)
-	}
-	waitQueued(t, srv, total)
-	tt := newTest(&Params{})
-	s := &stream{conn: srv, t: tt}
-	tt.streams = []*stream{s}
+	tt, s, _, srv := queuedStream(t, total, &Params{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -53,16 +45,8 @@ func TestSettleReadsTheQueue(t *testing.T) {
 // KiB counted, give or take the read under way, the report says that, and the stream
 // reads on. Waiting for the stream to go quiet counted some 800 KiB of the MiB.
 func TestSettleStopsAtTEST_END(t *testing.T) {
-	send, recv := loopbackPairs(t, 1)
-	c, srv := send[0], recv[0]
 	const queued, more = 64 << 10, 1 << 20
-	if _, err := c.Write(make([]byte, queued)); err != nil {
-		t.Fatal(err)
-	}
-	waitQueued(t, srv, queued)
-	tt := newTest(&Params{Time: 1})
-	s := &stream{conn: srv, t: tt}
-	tt.streams = []*stream{s}
+	tt, s, c, srv := queuedStream(t, queued, &Params{Time: 1})
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -101,16 +85,8 @@ func TestSettleStopsAtTEST_END(t *testing.T) {
 // TestSettleCountsAByteLimit: a test that ends on a byte count (-n) counts every byte
 // the client wrote, also what arrives after TEST_END.
 func TestSettleCountsAByteLimit(t *testing.T) {
-	send, recv := loopbackPairs(t, 1)
-	c, srv := send[0], recv[0]
 	const first, later = 64 << 10, 256 << 10
-	if _, err := c.Write(make([]byte, first)); err != nil {
-		t.Fatal(err)
-	}
-	waitQueued(t, srv, first)
-	tt := newTest(&Params{Bytes: first + later})
-	s := &stream{conn: srv, t: tt}
-	tt.streams = []*stream{s}
+	tt, s, c, srv := queuedStream(t, first, &Params{Bytes: first + later})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -134,19 +110,29 @@ func TestSettleCountsAByteLimit(t *testing.T) {
 	}
 }
 
-// waitQueued waits (at most 5 s) until n bytes wait in the server's socket.
-func waitQueued(t *testing.T, srv net.Conn, n int) {
+// queuedStream is a test of p with one receiving stream on a loopback connection, n
+// bytes from the client (c) waiting in the server's socket (srv) and none read yet.
+func queuedStream(t *testing.T, n int, p *Params) (tt *test, s *stream, c, srv net.Conn) {
 	t.Helper()
+	send, recv := loopbackPairs(t, 1)
+	c, srv = send[0], recv[0]
+	if _, err := c.Write(make([]byte, n)); err != nil {
+		t.Fatal(err)
+	}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
 		got, ok := unread(srv)
 		if !ok {
 			t.Fatal("SIOCINQ cannot be read on a TCP socket")
 		}
 		if got == n {
-			return
+			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of %d bytes queued at the server after 5 s", got, n)
 		}
 	}
+	tt = newTest(p)
+	s = &stream{conn: srv, t: tt}
+	tt.streams = []*stream{s}
+	return tt, s, c, srv
 }
