@@ -24,6 +24,11 @@ type fsRoot struct {
 
 func (r fsRoot) path(p string) string { return filepath.Join(r.root, p) }
 
+// live says r reads this machine's own tree as it is: under "/", not recording (a
+// recording keeps every symlink and file it passes, which the kernel's own answers
+// would skip).
+func (r fsRoot) live() bool { return r.rec == nil && filepath.Clean(r.root) == "/" }
+
 // Recorder collects what an fsRoot read.
 type Recorder struct {
 	mu    sync.Mutex
@@ -176,8 +181,16 @@ func (r fsRoot) exists(p string) (bool, error) {
 }
 
 // resolve returns the real path of p relative to root (filepath.EvalSymlinks confined to
-// root), recording the links on the way.
+// root), recording the links on the way. The live tree's paths the kernel resolves
+// itself (resolveLive): a sysfs path passes three or four links, and the walk asks
+// about every part of the way again after each, some 25 calls where the kernel's answer
+// takes three.
 func (r fsRoot) resolve(p string) (string, error) {
+	if r.live() {
+		if real, ok, err := resolveLive(p); ok {
+			return real, err
+		}
+	}
 	real := r.real(p)
 	if _, err := os.Stat(r.path(real)); err != nil {
 		return "", err

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/u-root/u-root/pkg/dt"
 
@@ -342,6 +343,31 @@ func (r fsRoot) gemPathsFromBlob() ([]string, bool) {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, false
 	}
+	if !r.live() {
+		return r.blobGEMPaths()
+	}
+	bootGEMPaths.Lock()
+	defer bootGEMPaths.Unlock()
+	if !bootGEMPaths.read {
+		bootGEMPaths.paths, bootGEMPaths.ok = r.blobGEMPaths()
+		bootGEMPaths.read = true
+	}
+	return slices.Clone(bootGEMPaths.paths), bootGEMPaths.ok
+}
+
+// bootGEMPaths are the live system's boot blob's GEM paths, read once a process: the
+// kernel's copy of the blob it booted with (/sys/firmware/fdt) does not change while it
+// runs (an overlay changes the live tree, not it; and with one loaded the blob is not
+// asked). A port's every read asked it again: on the emulated ZC702, 6 ms of decoding
+// a time, a run's link watch and steps reading the port three times or more.
+var bootGEMPaths struct {
+	sync.Mutex
+	read, ok bool
+	paths    []string
+}
+
+// blobGEMPaths reads and decodes the boot blob under root for its GEM nodes' paths.
+func (r fsRoot) blobGEMPaths() ([]string, bool) {
 	b, err := readall.File(r.path("sys/firmware/fdt"), maxFDT)
 	if err != nil {
 		return nil, false
