@@ -29,6 +29,17 @@ func (r fsRoot) path(p string) string { return filepath.Join(r.root, p) }
 // would skip).
 func (r fsRoot) live() bool { return r.rec == nil && filepath.Clean(r.root) == "/" }
 
+// readFileUnder reads p under root: a file of the live kernel's sysfs or procfs with
+// readall.Kernel (no question of what it is: those trees hold no FIFO or device, a
+// process's fd links aside, never read here), any other with readall.File.
+func readFileUnder(root, p string) ([]byte, error) {
+	full := filepath.Join(root, p)
+	if filepath.Clean(root) == "/" && (strings.HasPrefix(full, "/sys/") || strings.HasPrefix(full, "/proc/")) && !strings.Contains(full, "/fd/") {
+		return readall.Kernel(full, readall.MaxSys)
+	}
+	return readall.File(full, readall.MaxSys)
+}
+
 // Recorder collects what an fsRoot read.
 type Recorder struct {
 	mu    sync.Mutex
@@ -130,7 +141,7 @@ func (r fsRoot) real(p string) string {
 // readFile reads a file under root.
 func (r fsRoot) readFile(p string) ([]byte, error) {
 	if r.rec == nil {
-		return readall.File(r.path(p), readall.MaxSys)
+		return readFileUnder(r.root, p)
 	}
 	real := r.real(p)
 	b, err := readall.File(r.path(real), readall.MaxSys)

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/zynqnet/linerate/internal/readall"
 )
 
 // Setter changes what the kernel holds about an interface (the live kernel implements it;
@@ -58,7 +57,7 @@ func WriteFile(root, p, value string) error {
 
 // ReadFile reads a sysfs or procfs file under root, trimmed.
 func ReadFile(root, p string) (string, error) {
-	b, err := readall.File(filepath.Join(root, p), readall.MaxSys)
+	b, err := readFileUnder(root, p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("%s: %w", filepath.Join(root, p), ErrKnobAbsent)

@@ -70,6 +70,34 @@ func File(path string, max int64) ([]byte, error) {
 	if st.Size > 0 && st.Size < max {
 		size = int(st.Size) + 1
 	}
+	return readTo(fd, path, size, max)
+}
+
+// Kernel reads a file of the running kernel's own trees, sysfs and procfs (the device
+// tree among them), of at most max bytes, without File's question of what the file is:
+// those trees hold no FIFO or device a read could wait on (the file is opened without
+// blocking all the same, and a directory's read fails), and the kernel makes a file's
+// content as it is read, so its size says nothing a read does not. Four calls (open,
+// the read, the read that finds the end, close) where File makes five: a port's read
+// takes some 150 such files, at about 0.2 ms a call on the emulated ZC702's core. Not
+// for a captured tree or a path a user gives: File is.
+func Kernel(path string, max int64) ([]byte, error) {
+	var fd int
+	err := retry(func() (err error) {
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	// A sysfs attribute is at most a page; procfs files mostly fit one too.
+	return readTo(fd, path, int(min(max+1, 4097)), max)
+}
+
+// readTo reads fd (path) to its end into a buffer of size bytes at first, at most max
+// bytes.
+func readTo(fd int, path string, size int, max int64) ([]byte, error) {
 	b := make([]byte, 0, size)
 	for {
 		if len(b) == cap(b) {

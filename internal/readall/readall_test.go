@@ -88,3 +88,43 @@ func TestFileReadsAsOsReadFile(t *testing.T) {
 		t.Errorf("a missing file: %v", err)
 	}
 }
+
+// TestKernelReadsAsOsReadFile: Kernel reads the live kernel's files as os.ReadFile does,
+// one page or many (a seq_file of several pages, a binary attribute), within its bound;
+// a directory and a missing file are errors.
+func TestKernelReadsAsOsReadFile(t *testing.T) {
+	paths := []string{"/proc/sys/kernel/osrelease", "/proc/filesystems", "/proc/self/limits", "/proc/crypto", "/proc/self/mountinfo", "/sys/class/net/lo/address", "/sys/class/net/lo/mtu", "/sys/kernel/notes"}
+	if cfg, _ := filepath.Glob("/sys/bus/pci/devices/*/config"); len(cfg) > 0 {
+		paths = append(paths, cfg[0])
+	}
+	read := 0
+	for _, p := range paths {
+		want, err := os.ReadFile(p)
+		if err != nil {
+			t.Logf("%s: %v", p, err)
+			continue
+		}
+		if got, err := Kernel(p, MaxSys); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: %d bytes, %v; os.ReadFile says %d bytes", p, len(got), err, len(want))
+		}
+		if len(want) > 1 {
+			var tl *TooLarge
+			if _, err := Kernel(p, int64(len(want))-1); !errors.As(err, &tl) {
+				t.Errorf("%s (%d bytes) at a bound of %d: %v, want TooLarge", p, len(want), len(want)-1, err)
+			}
+		}
+		read++
+	}
+	if read < 6 {
+		t.Errorf("only %d of the kernel's files could be read", read)
+	}
+	if b, _ := os.ReadFile("/proc/crypto"); len(b) <= 4096 {
+		t.Logf("/proc/crypto is %d bytes: no file of several pages was read", len(b))
+	}
+	if _, err := Kernel("/sys/class/net", MaxSys); err == nil {
+		t.Error("a directory was read")
+	}
+	if _, err := Kernel("/sys/class/net/linerate-no-such-port/mtu", MaxSys); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing file: %v", err)
+	}
+}
