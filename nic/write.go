@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
 )
 
 // Setter changes what the kernel holds about an interface (the live kernel implements it;
