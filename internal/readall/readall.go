@@ -42,13 +42,9 @@ func Limit(r io.Reader, max int64) ([]byte, error) {
 // two calls more for each of the hundreds of small files a port's read and a run's
 // link watch take (on the emulated ZC702's core, about a fifth of a file's cost).
 func File(path string, max int64) ([]byte, error) {
-	var fd int
-	err := retry(func() (err error) {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-		return err
-	})
+	fd, err := open(path)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
 	defer syscall.Close(fd)
 	var st syscall.Stat_t
@@ -82,17 +78,27 @@ func File(path string, max int64) ([]byte, error) {
 // takes some 150 such files, at about 0.2 ms a call on the emulated ZC702's core. Not
 // for a captured tree or a path a user gives: File is.
 func Kernel(path string, max int64) ([]byte, error) {
+	fd, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer syscall.Close(fd)
+	// A sysfs attribute is at most a page; procfs files mostly fit one too.
+	return readTo(fd, path, int(min(max+1, 4097)), max)
+}
+
+// open opens path to read, without blocking (a FIFO with no writer would hold a plain
+// open forever).
+func open(path string) (int, error) {
 	var fd int
 	err := retry(func() (err error) {
 		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 		return err
 	})
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return -1, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	defer syscall.Close(fd)
-	// A sysfs attribute is at most a page; procfs files mostly fit one too.
-	return readTo(fd, path, int(min(max+1, 4097)), max)
+	return fd, nil
 }
 
 // readTo reads fd (path) to its end into a buffer of size bytes at first, at most max
