@@ -139,7 +139,9 @@ func stateByte(s int8) byte { return byte(s) }
 // for up to ten seconds, as an operator would. A refused connection is asked again every
 // 100 ms for up to two seconds: a stock iperf3 server closes its listening socket when a
 // test ends and opens it anew for the next (iperf_run_server, iperf_server_listen), so a
-// client that starts its next test at once can find no one listening.
+// client that starts its next test at once can find no one listening, or its connection
+// reset with the socket it was queued on (as it connects, as it sends its cookie, or as
+// it waits for the server's first word).
 func (c *Client) RunWhenFree(ctx context.Context) (*Report, error) {
 	refusedUntil := time.Now().Add(2 * time.Second)
 	for try := 0; ; try++ {
@@ -151,7 +153,8 @@ func (c *Client) RunWhenFree(ctx context.Context) (*Report, error) {
 		case ctx.Err() != nil:
 			return rep, err
 		case errors.As(err, &se) && se.State == AccessDenied && try < 20:
-		case errors.As(err, &ce) && errors.Is(ce.Err, syscall.ECONNREFUSED) && time.Now().Before(refusedUntil):
+		case errors.As(err, &ce) && (errors.Is(ce.Err, syscall.ECONNREFUSED) || errors.Is(ce.Err, syscall.ECONNRESET)) && time.Now().Before(refusedUntil),
+			droppedUnanswered(err) && time.Now().Before(refusedUntil):
 			wait = 100 * time.Millisecond
 		default:
 			return rep, err
@@ -161,6 +164,26 @@ func (c *Client) RunWhenFree(ctx context.Context) (*Report, error) {
 		case <-time.After(wait):
 		}
 	}
+}
+
+// unansweredError is a control connection that failed before the server said anything:
+// nothing of a test has begun on either side.
+type unansweredError struct {
+	what string
+	err  error
+}
+
+func (e *unansweredError) Error() string { return e.what + ": " + e.err.Error() }
+func (e *unansweredError) Unwrap() error { return e.err }
+
+// droppedUnanswered says the server's side dropped the control connection before it
+// said a word: reset, or closed. A stock iperf3 server that closes its listening
+// socket as a test ends resets the connections still queued on it, so a client that
+// connected in that instant finds its cookie's write, or the read of the server's
+// first state, reset: as good as refused.
+func droppedUnanswered(err error) bool {
+	var ue *unansweredError
+	return errors.As(err, &ue) && (errors.Is(ue.err, syscall.ECONNRESET) || errors.Is(ue.err, syscall.EPIPE) || errors.Is(ue.err, io.EOF))
 }
 
 // Run runs the test and returns its report in iperf3 -J's shape.
@@ -193,7 +216,7 @@ func (c *Client) Run(ctx context.Context) (*Report, error) {
 	_, _, ctrlMSS := socketBufs(ctrl)
 	text.verboseTest(cookie, &p, ctrlMSS)
 	if _, err := ctrl.Write(cookie); err != nil {
-		return rep, fmt.Errorf("send cookie: %w", err)
+		return rep, &unansweredError{what: "send cookie", err: err}
 	}
 	t := newTest(&p)
 	t.copyReceived = c.CopyReceived
@@ -291,6 +314,8 @@ type clientSession struct {
 	rep     *Report
 	text    *textWriter
 	cpu     cpuMark
+	// answered: the server has sent a state (a failure before it is unansweredError).
+	answered bool
 }
 
 // exchange follows the server's states to the end of the test.
@@ -310,8 +335,12 @@ func (s *clientSession) exchange(ctx context.Context) error {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
+				if !s.answered {
+					return &unansweredError{what: "control connection", err: err}
+				}
 				return fmt.Errorf("control connection: %w", err)
 			}
+			s.answered = true
 		}
 		next, done, err := s.state(ctx, st)
 		if done || err != nil {
