@@ -339,7 +339,7 @@ func (t *TX) Commit(n int) {
 		binary.NativeEndian.PutUint16(h[2:], uint16(linearLen(n))) // hdr_len
 	}
 	*u32at(t.ring, off+4) = uint32(t.vnet + n) // tp_len
-	atomic.StoreUint32(u32at(t.ring, off), tpStatusSendRequest)
+	storeRelease(u32at(t.ring, off), tpStatusSendRequest)
 	t.next = (t.next + 1) % t.frames
 	t.pending++
 }
@@ -554,7 +554,7 @@ func (r *RX) pollFrames(timeout time.Duration, fn Handler) (int, error) {
 			fn(f[mac:mac+snap], int64(sec)*1e9+int64(nsec), atomic.LoadUint32(status)&unix.TP_STATUS_TS_RAW_HARDWARE != 0)
 			n++
 		}
-		atomic.StoreUint32(status, tpStatusKernel)
+		storeRelease(status, tpStatusKernel)
 		r.cur = (r.cur + 1) % r.frames
 	}
 }
