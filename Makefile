@@ -41,12 +41,12 @@ check-static: release
 # built as scripts/build-image builds it) must stay within IMAGE_MAX bytes; the e2e test
 # holds the same bound. What only the station needs stays out of the boards' binaries.
 IMAGE_MAX := 6500000
-BOARD_NOT := github.com/jackc/pgx|go.etcd.io/bbolt|github.com/prometheus/client_golang
+BOARD_NOT := github.com/jackc/pgx|go.etcd.io/bbolt|github.com/prometheus/client_golang|github.com/cilium/ebpf
 check-deps:
 	@for a in arm arm64; do \
 		bad=$$(GOOS=linux GOARCH=$$a GOARM=7 go list -deps ./cmd/linerate | grep -E '^($(BOARD_NOT))' | sort -u); \
 		if [ -n "$$bad" ]; then echo "the $$a build of linerate takes in what only the station needs:" >&2; echo "$$bad" >&2; exit 1; fi; \
-		echo "linux/$$a linerate: no PostgreSQL, bbolt or Prometheus code"; \
+		echo "linux/$$a linerate: no PostgreSQL, bbolt, Prometheus or BPF loader code"; \
 	done
 
 size: deps check-deps

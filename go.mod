@@ -8,6 +8,7 @@ require (
 	// fix for the deadlock between the renderer's stop and its ticker: with 0.24.1 the
 	// console froze at a random Enter on the emulated ZCU102 (nothing read or echoed).
 	github.com/charmbracelet/bubbletea v0.25.0 // indirect
+	github.com/cilium/ebpf v0.22.0
 	github.com/creack/pty v1.1.24
 	github.com/gopacket/gopacket v1.7.7
 	github.com/insomniacslk/dhcp v0.0.0-20231206064809-8c70d406f6d2

@@ -21,11 +21,12 @@ func goListDeps(t *testing.T, arch, pkg string) []string {
 }
 
 // TestBoardsTakeNoStationCode: the boards' binaries (arm, arm64) carry nothing only the
-// station needs (its stores, its metrics): the budget is the image a board boots.
+// station needs (its stores, its metrics, its in-kernel reflector's BPF loader): the
+// budget is the image a board boots.
 func TestBoardsTakeNoStationCode(t *testing.T) {
 	for _, arch := range []string{"arm", "arm64"} {
 		for _, p := range goListDeps(t, arch, "./cmd/linerate") {
-			for _, bad := range []string{"github.com/jackc/pgx", "go.etcd.io/bbolt", "github.com/prometheus/client_golang", "github.com/zynqnet/linerate/station"} {
+			for _, bad := range []string{"github.com/jackc/pgx", "go.etcd.io/bbolt", "github.com/prometheus/client_golang", "github.com/zynqnet/linerate/station", "github.com/cilium/ebpf"} {
 				if strings.HasPrefix(p, bad) {
 					t.Errorf("linux/%s linerate takes in %s", arch, p)
 				}

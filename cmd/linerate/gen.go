@@ -155,7 +155,7 @@ after --duration, at --count frames, or once every stream counted has sent its e
 func reflectCommand() *cli.Command {
 	return &cli.Command{
 		Name: "reflect", Summary: "send test frames back to their sender",
-		Usage: []string{"reflect IFACE [--duration 10m] [--cpus N|all] [--realtime on|CPU] [--json]"},
+		Usage: []string{"reflect IFACE [--duration 10m] [--cpus N|all] [--realtime on|CPU] [--bpf] [--json]"},
 		About: `Sends every test frame addressed to IFACE's MAC back to where it came from (MACs swapped),
 for 'linerate rfc2544 --peer' or 'linerate gen' + 'linerate sink' on the other machine,
 which then measures round-trip latency. Anything else arriving is left alone.`,
@@ -163,6 +163,7 @@ which then measures round-trip latency. Anything else arriving is left alone.`,
 		Flags: func(fs *flag.FlagSet) cli.Run {
 			duration := fs.Duration("duration", 10*time.Minute, "how long to reflect")
 			asJSON := fs.Bool("json", false, "the result as JSON")
+			inKernel := fs.Bool("bpf", false, "answer in the port's receive path, not on a thread: a BPF program at its TC ingress (TCX, Linux 6.6+, root), in the softirq that receives the frame, as the kernel answers a ping; detached when the command ends (the station's build)")
 			var cpus, rt = 0, engine.Realtime{}
 			fs.Var(engine.CPUsValue{P: &cpus}, "cpus", "`N|all` pairs of rings, the receive rings sharing the frames by flow (PACKET_FANOUT), each pair on a thread pinned to a CPU of its own (default: one pair, not pinned)")
 			fs.Var(engine.RealtimeValue{P: &rt}, "realtime", "`on|CPU` the reflecting threads real-time (SCHED_FIFO 10) and memory locked, as root or with CAP_SYS_NICE; a CPU number also pins the one thread there, busy-polling its ring: give it a CPU nothing else needs (linerate station does so when the machine has CPUs to spare) (default: off)")
@@ -171,7 +172,18 @@ which then measures round-trip latency. Anything else arriving is left alone.`,
 				if err != nil {
 					return err
 				}
-				res, err := engine.Reflect(ctx, "/", iface, cpus, rt, *duration, std.Stderr)
+				reflect := func() (*engine.ReflectResult, error) {
+					return engine.Reflect(ctx, "/", iface, cpus, rt, *duration, std.Stderr)
+				}
+				if *inKernel {
+					if cpus != 0 || rt.On {
+						return usageError("--bpf answers in the kernel's receive path: no threads for --cpus or --realtime")
+					}
+					reflect = func() (*engine.ReflectResult, error) {
+						return engine.ReflectInKernel(ctx, "/", iface, *duration, std.Stderr)
+					}
+				}
+				res, err := reflect()
 				if err != nil {
 					return err
 				}

@@ -227,21 +227,8 @@ func TestSinkNothingReceived(t *testing.T) {
 // always with 100 Mbit/s of 256-byte frames). Then rfc2544 --loop
 // through a tbf finds the tbf's rate.
 func TestReflectAndRFC2544(t *testing.T) {
-	nstest.Require(t)
 	nstest.NeedTool(t, "tc")
-	a, b := nstest.New(t), nstest.New(t)
-	noIPv6(t, a, b)
-	a.Veth(t, "a0", "b0", b, 1)
-	var wg sync.WaitGroup
-	var refl cliOut
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		refl = cliIn(b, "reflect", "b0", "--duration", "12s", "--json")
-	}()
-	time.Sleep(300 * time.Millisecond)
-	o := cliIn(a, "rfc2544", "a0", "--peer", macOf(t, b, "b0"), "--sizes", "256", "--trial", "1s", "--tests", "throughput,latency", "--link-mbps", "10", "--json")
-	wg.Wait()
+	o, refl := throughReflector(t, []string{"--duration", "12s"}, "--sizes", "256", "--trial", "1s", "--tests", "throughput,latency", "--link-mbps", "10")
 	type result struct {
 		Results []struct {
 			Size       int
@@ -283,6 +270,27 @@ func TestReflectAndRFC2544(t *testing.T) {
 		t.Errorf("throughput through a 100 Mbit/s tbf: %.0f fps, want %.0f, -10%%..+5%%\n%s", got, want, o.stderr)
 	}
 	t.Logf("tbf 100mbit: throughput %.0f fps (%.2f%%), want %.0f", r.Results[0].Throughput.FPS, r.Results[0].Throughput.Percent, want)
+}
+
+// throughReflector joins namespaces A and B with a veth (a0-b0), runs linerate reflect
+// on b0 with reflectArgs and, 300 ms on, rfc2544 --peer from a0 against it with
+// rfcArgs, each with --json, and returns what each printed.
+func throughReflector(t *testing.T, reflectArgs []string, rfcArgs ...string) (rfc, refl cliOut) {
+	t.Helper()
+	nstest.Require(t)
+	a, b := nstest.New(t), nstest.New(t)
+	noIPv6(t, a, b)
+	a.Veth(t, "a0", "b0", b, 1)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		refl = cliIn(b, append(append([]string{"reflect", "b0"}, reflectArgs...), "--json")...)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	rfc = cliIn(a, append(append([]string{"rfc2544", "a0", "--peer", macOf(t, b, "b0")}, rfcArgs...), "--json")...)
+	wg.Wait()
+	return rfc, refl
 }
 
 // TestEngineBadInput: clear errors before anything is sent.
@@ -446,21 +454,8 @@ func TestManagementGuard(t *testing.T) {
 // (2 ms) retired it, and gen -> reflect -> sink at 1000 frames/s read p50 about 1,000 µs
 // and p99 about 2,000 µs on a veth whose ping round trip is a few µs.
 func TestReflectorLatency(t *testing.T) {
-	nstest.Require(t)
-	a, b := nstest.New(t), nstest.New(t)
-	noIPv6(t, a, b)
-	a.Veth(t, "a0", "b0", b, 1)
-	var wg sync.WaitGroup
-	var refl cliOut
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		refl = cliIn(b, "reflect", "b0", "--duration", "6s", "--json")
-	}()
-	time.Sleep(300 * time.Millisecond)
-	o := cliIn(a, "rfc2544", "a0", "--peer", macOf(t, b, "b0"), "--sizes", "128", "--trial", "2s", "--tests", "latency",
-		"--link-mbps", "1", "--json") // 1 Mbit/s: 844 frames/s of 128 bytes
-	wg.Wait()
+	// 1 Mbit/s: 844 frames/s of 128 bytes
+	o, refl := throughReflector(t, []string{"--duration", "6s"}, "--sizes", "128", "--trial", "2s", "--tests", "latency", "--link-mbps", "1")
 	r := decode[struct {
 		Results []struct {
 			Latency *struct {

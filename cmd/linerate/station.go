@@ -39,7 +39,7 @@ station. It runs until stopped (Ctrl-C, SIGTERM) or --duration.`,
 			fs.StringVar(&c.Listen, "listen", ":8080", "HTTP address `ADDR:PORT`")
 			fs.StringVar(&c.Data, "data", "/var/lib/linerate-station", "where the bbolt store lives: `DIR`")
 			ip3 := fs.String("iperf3", ":5201", "the iperf3 servers' `ADDR:PORT[,ADDR:PORT...]` (one per port of a multi-port board), or off")
-			reflect := fs.String("reflect", "", "reflect the boards' test frames on these `IFACE[,IFACE...]` (default: none)")
+			reflect := fs.String("reflect", "", "reflect the boards' test frames on these `IFACE[,IFACE...]`: in the kernel (reflect --bpf) where it takes it, else a real-time thread (default: none)")
 			duration := fs.Duration("duration", 0, "stop after this long (default: run until stopped)")
 			fs.StringVar(&c.Tokens, "tokens", "", "POST takes only the bearer tokens in `FILE` (lines \"TOKEN NAME\", '#' comments); a report records its token's name and the address it came from; without it anyone on the network may post")
 			fs.StringVar(&c.ReadTokens, "read-tokens", "", "the page and the API need one of the tokens in `FILE` (or a --tokens one)")

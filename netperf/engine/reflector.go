@@ -76,11 +76,16 @@ func (r *Reflector) Run(ctx context.Context, duration time.Duration, progress fu
 // ReflectResult is a reflector's run, as linerate reflect reports it.
 type ReflectResult struct {
 	Interface string `json:"interface"`
+	// InKernel: the frames were answered in the kernel (ReflectInKernel), not by threads.
+	InKernel bool `json:"in_kernel,omitempty"`
 	rawsock.ReflectStats
 }
 
 // Text is the result's line.
 func (r *ReflectResult) Text() string {
+	if r.InKernel {
+		return fmt.Sprintf("reflect %s: %d frames reflected, %d foreign%s\n", r.Interface, r.Reflected, r.Foreign, semi(r.Realtime))
+	}
 	return fmt.Sprintf("reflect %s: %d frames reflected, %d foreign, %d dropped (TX ring full); cpu: %.0f ns/frame%s\n",
 		r.Interface, r.Reflected, r.Foreign, r.Dropped, r.NsPerFrame, semi(r.Realtime))
 }

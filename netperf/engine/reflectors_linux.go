@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,14 +23,17 @@ import (
 )
 
 // RunReflectors runs a reflector on each of ifaces until ctx ends or one fails, each in
-// a process of its own: this binary's reflect command, real-time (--realtime). A
+// a process of its own: this binary's reflect command, in the kernel (--bpf: no thread
+// to wake or to schedule, nothing the station's load can hold up but the softirq that
+// receives the frame) where the kernel takes it, else real-time (--realtime). A
 // process of its own, because in the station's the reflecting thread would wait on the
 // Go scheduler for a P whenever the station's HTTP and iperf3 work holds them all, and
 // stop with every collection of the station's heap: the round trips a board measures
-// would follow what the station does for other boards. When the machine has CPUs to
-// spare (two left for the station after one per reflector), each reflector gets one of
-// its own, which the station's threads leave, and busy-polls it. logf gets each
-// reflector's lines (how it runs, its errors, its count at the end).
+// would follow what the station does for other boards; and for one in the kernel, the
+// program stays attached exactly as long as the process lives. When the machine has
+// CPUs to spare (two left for the station after one per reflecting thread), each
+// thread gets one of its own, which the station's threads leave, and busy-polls it.
+// logf gets each reflector's lines (how it runs, its errors, its count at the end).
 func RunReflectors(ctx context.Context, ifaces []string, duration time.Duration, logf func(string, ...any)) error {
 	if len(ifaces) == 0 {
 		return nil
@@ -38,7 +42,10 @@ func RunReflectors(ctx context.Context, ifaces []string, duration time.Duration,
 	if err != nil {
 		return fmt.Errorf("reflectors: this binary's path: %w", err)
 	}
-	kept, err := rawsock.KeepCPUs(len(ifaces), 2)
+	if duration <= 0 {
+		duration = 24 * 365 * time.Hour // until the station stops it
+	}
+	args, kept, err := planReflectors(ifaces, duration, ProbeInKernel, rawsock.KeepCPUs, logf)
 	if err != nil {
 		return fmt.Errorf("reflectors: %w", err)
 	}
@@ -47,20 +54,41 @@ func RunReflectors(ctx context.Context, ifaces []string, duration time.Duration,
 			return fmt.Errorf("reflectors: %w", err)
 		}
 	}
-	if duration <= 0 {
-		duration = 24 * 365 * time.Hour // until the station stops it
-	}
 	g, ctx := errgroup.WithContext(ctx)
 	for i, name := range ifaces {
-		rt := "on"
-		if kept != nil {
-			rt = strconv.Itoa(kept[i])
-		}
-		g.Go(func() error {
-			return runReflector(ctx, exe, []string{"reflect", name, "--realtime", rt, "--duration", duration.String(), "--json"}, name, logf)
-		})
+		g.Go(func() error { return runReflector(ctx, exe, args[i], name, logf) })
 	}
 	return g.Wait()
+}
+
+// planReflectors is each of ifaces' reflect command line, and the CPUs kept for the
+// reflecting threads (nil: none): in the kernel where probe attaches one (and the log
+// says why not where it does not), else a real-time thread, on a CPU of its own (keep:
+// rawsock.KeepCPUs, leaving two to the station) where the machine has them to spare.
+func planReflectors(ifaces []string, duration time.Duration, probe func(string) error, keep func(n, leave int) ([]int, error), logf func(string, ...any)) ([][]string, []int, error) {
+	var threads []int // indexes in ifaces
+	for i, name := range ifaces {
+		if err := probe(name); err != nil {
+			logf("reflector on %s: not in the kernel (%v): on a thread", name, err)
+			threads = append(threads, i)
+		}
+	}
+	kept, err := keep(len(threads), 2)
+	if err != nil {
+		return nil, nil, err
+	}
+	args := make([][]string, len(ifaces))
+	for i, name := range ifaces {
+		args[i] = []string{"reflect", name, "--bpf", "--duration", duration.String(), "--json"}
+		if k := slices.Index(threads, i); k >= 0 {
+			rt := "on"
+			if kept != nil {
+				rt = strconv.Itoa(kept[k])
+			}
+			args[i] = []string{"reflect", name, "--realtime", rt, "--duration", duration.String(), "--json"}
+		}
+	}
+	return args, kept, nil
 }
 
 // runReflector runs one reflector process until it ends, or until ctx ends (SIGTERM,
