@@ -102,10 +102,13 @@ func (r *Reflector) Close() error {
 	return errors.Join(errs...)
 }
 
-// __sk_buff's data and data_end (include/uapi/linux/bpf.h), and TC's verdicts.
+// __sk_buff's len, data and data_end (include/uapi/linux/bpf.h), how much of a frame
+// the program reads (up to a tagged frame's magic), and TC's verdicts.
 const (
+	skbLen     = 0
 	skbData    = 76
 	skbDataEnd = 80
+	headLen    = 48
 	tcxNext    = -1 // TC_ACT_UNSPEC: the next program at this hook, then the stack
 )
 
@@ -117,7 +120,7 @@ const (
 // next program and the stack (TCX_NEXT). The thread reflector (frames.Parse) would also
 // take an IPv4 header with options; no sender of test frames writes one.
 //
-// Written as instructions here, not compiled from C: some 70 instructions need no clang
+// Written as instructions here, not compiled from C: some 80 instructions need no clang
 // on the build machine, and cilium/ebpf's asm is how its users write such programs.
 func program(mac net.HardwareAddr, ifindex, countsFD int) asm.Instructions {
 	n16 := func(v uint16) int64 { // a big-endian field as a 16-bit load reads it
@@ -129,8 +132,23 @@ func program(mac net.HardwareAddr, ifindex, countsFD int) asm.Instructions {
 		asm.Mov.Reg(asm.R6, asm.R1),
 		asm.LoadMem(asm.R7, asm.R6, skbData, asm.Word),
 		asm.LoadMem(asm.R8, asm.R6, skbDataEnd, asm.Word),
-		// The longest untagged check reads up to the magic: 14 + 20 + 8 + 2 bytes.
+		// What the program reads, up to the magic under a tag (18 + 20 + 8 + 2 bytes),
+		// must be in the skb's head: where it is not (the frame on pages, as a driver or
+		// a sender's TX ring may leave it), the head is made to hold it
+		// (bpf_skb_pull_data), and the pointers read again.
 		asm.Mov.Reg(asm.R2, asm.R7),
+		asm.Add.Imm(asm.R2, headLen),
+		asm.JLE.Reg(asm.R2, asm.R8, "head"),
+		asm.LoadMem(asm.R2, asm.R6, skbLen, asm.Word),
+		asm.JLT.Imm(asm.R2, headLen, "foreign"), // shorter than any test frame
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.Mov.Imm(asm.R2, headLen),
+		asm.FnSkbPullData.Call(),
+		asm.JNE.Imm(asm.R0, 0, "foreign"),
+		asm.LoadMem(asm.R7, asm.R6, skbData, asm.Word),
+		asm.LoadMem(asm.R8, asm.R6, skbDataEnd, asm.Word),
+		// The longest untagged check reads up to the magic: 14 + 20 + 8 + 2 bytes.
+		asm.Mov.Reg(asm.R2, asm.R7).WithSymbol("head"),
 		asm.Add.Imm(asm.R2, 44),
 		asm.JGT.Reg(asm.R2, asm.R8, "foreign"),
 		asm.LoadMem(asm.R3, asm.R7, 0, asm.Word),
