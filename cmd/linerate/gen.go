@@ -172,18 +172,7 @@ which then measures round-trip latency. Anything else arriving is left alone.`,
 				if err != nil {
 					return err
 				}
-				reflect := func() (*engine.ReflectResult, error) {
-					return engine.Reflect(ctx, "/", iface, cpus, rt, *duration, std.Stderr)
-				}
-				if *inKernel {
-					if cpus != 0 || rt.On {
-						return usageError("--bpf answers in the kernel's receive path: no threads for --cpus or --realtime")
-					}
-					reflect = func() (*engine.ReflectResult, error) {
-						return engine.ReflectInKernel(ctx, "/", iface, *duration, std.Stderr)
-					}
-				}
-				res, err := reflect()
+				res, err := engine.Reflect(ctx, "/", iface, cpus, rt, *inKernel, *duration, std.Stderr)
 				if err != nil {
 					return err
 				}

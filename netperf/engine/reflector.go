@@ -104,8 +104,15 @@ var progressLine = regexp.MustCompile(`^reflect \S+: +[0-9.]+s  `)
 
 // Reflect opens a reflector on the port and runs it for duration (or until ctx ends),
 // saying what it does on progress: a line when its threads are set up (how they run),
-// then a line a second.
-func Reflect(ctx context.Context, root, iface string, cpus int, rt Realtime, duration time.Duration, progress io.Writer) (*ReflectResult, error) {
+// then a line a second. With inKernel the kernel answers instead (ReflectInKernel),
+// which takes no threads to ask for.
+func Reflect(ctx context.Context, root, iface string, cpus int, rt Realtime, inKernel bool, duration time.Duration, progress io.Writer) (*ReflectResult, error) {
+	if inKernel {
+		if cpus != 0 || rt.On {
+			return nil, badinput.Errorf("--bpf answers in the kernel's receive path: no threads for --cpus or --realtime")
+		}
+		return ReflectInKernel(ctx, root, iface, duration, progress)
+	}
 	p, err := OpenReflector(root, iface, cpus, rt)
 	if err != nil {
 		return nil, err
