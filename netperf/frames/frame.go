@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"sync/atomic"
 )
 
 const (
@@ -79,7 +80,27 @@ type Builder struct {
 	spec  Spec
 	tmpl  [][]tmpl // [flow][size index]
 	cycle []int    // size index of frame seq%len(cycle)
+	id    uint64   // this builder's part of its templates' keys (Key)
+	// seqs is frame seq's template and key at seqs[seq%len(seqs)], over the period of
+	// flows and sizes (their counts' least common multiple, where it is at most
+	// maxPeriod; else nil and they are worked out frame by frame); pow2: len(seqs) is a
+	// power of two, so a mask finds the entry. On a Zynq-7000 (32-bit ARM) each of the
+	// two 64-bit divisions a lookup took, for every frame, was a call to the runtime's
+	// software division (runtime.uint64mod).
+	seqs []entry
+	pow2 bool
 }
+
+// entry is a frame's template and its key.
+type entry struct {
+	t   *tmpl
+	key uint64
+}
+
+const maxPeriod = 1 << 16
+
+// builders numbers the builders, so no two templates share a key in a process.
+var builders atomic.Uint64
 
 type tmpl struct {
 	frame []byte // without FCS
@@ -122,7 +143,7 @@ func NewBuilder(s Spec) (*Builder, error) {
 	if len(s.Sizes) == 0 {
 		return nil, fmt.Errorf("no frame size")
 	}
-	b := &Builder{spec: s}
+	b := &Builder{spec: s, id: builders.Add(1)}
 	var sizes []int
 	index := map[int]int{}
 	for _, sz := range s.Sizes {
@@ -146,7 +167,40 @@ func NewBuilder(s Spec) (*Builder, error) {
 		}
 		b.tmpl = append(b.tmpl, row)
 	}
+	if period := lcm(len(b.tmpl), len(b.cycle)); period <= maxPeriod {
+		b.seqs = make([]entry, period)
+		for i := range b.seqs {
+			b.seqs[i] = b.work(uint64(i))
+		}
+		b.pow2 = period&(period-1) == 0
+	}
 	return b, nil
+}
+
+// lcm is the least common multiple of a and b (both positive).
+func lcm(a, b int) int {
+	x, y := a, b
+	for y != 0 {
+		x, y = y, x%y
+	}
+	return a / x * b
+}
+
+// work works out frame seq's template and key.
+func (b *Builder) work(seq uint64) entry {
+	flow, size := seq%uint64(len(b.tmpl)), b.cycle[seq%uint64(len(b.cycle))]
+	return entry{&b.tmpl[flow][size], b.id<<32 | (flow*uint64(len(b.tmpl[0])) + uint64(size))}
+}
+
+// at is frame seq's template and key.
+func (b *Builder) at(seq uint64) entry {
+	switch {
+	case b.pow2:
+		return b.seqs[seq&uint64(len(b.seqs)-1)]
+	case b.seqs != nil:
+		return b.seqs[seq%uint64(len(b.seqs))]
+	}
+	return b.work(seq)
 }
 
 // headers writes Ethernet (with an 802.1Q tag when s.VLAN is set), IPv4 (DF, TTL 64,
@@ -249,15 +303,27 @@ func (b *Builder) AvgSize() float64 {
 	return float64(n) / float64(len(b.cycle))
 }
 
-func (b *Builder) pick(seq uint64) *tmpl {
-	return &b.tmpl[seq%uint64(len(b.tmpl))][b.cycle[seq%uint64(len(b.cycle))]]
-}
+func (b *Builder) pick(seq uint64) *tmpl { return b.at(seq).t }
+
+// Key names the template frame seq is made from, unlike any other builder's in the
+// process (never 0): a buffer that holds a frame made by Frame under the same key
+// differs from frame seq only in what Stamp writes.
+func (b *Builder) Key(seq uint64) uint64 { return b.at(seq).key }
 
 // Frame writes frame seq, stamped with txNanos, into dst and returns its length. dst
 // must hold FrameLen(seq) bytes.
 func (b *Builder) Frame(dst []byte, seq uint64, txNanos int64) int {
+	copy(dst, b.pick(seq).frame)
+	return b.Stamp(dst, seq, txNanos)
+}
+
+// Stamp makes the frame in dst, which Frame wrote for a frame of the same Key, frame
+// seq stamped with txNanos, writing its 16 changing bytes alone, and returns its
+// length. A transmit ring whose slots keep their frames (rawsock's TX.Holds) stamps a
+// slot's frame in place, where Frame would copy all of it again.
+func (b *Builder) Stamp(dst []byte, seq uint64, txNanos int64) int {
 	t := b.pick(seq)
-	n := copy(dst, t.frame)
+	n := len(t.frame)
 	h := dst[t.off : t.off+HeaderLen]
 	s32 := uint32(seq)
 	ts := uint64(txNanos) & (1<<48 - 1)

@@ -122,8 +122,14 @@ func send(ctx context.Context, s Sender, p *pacer, o GenOptions, sent *atomic.Ui
 				// stamp a batch saves the clock reads; the batch leaves as one.
 				ts = time.Now().UnixNano()
 			}
-			l := b.Frame(slot, st.Sent, ts)
-			tx.Commit(l)
+			// A slot that kept this frame's template from its last lap is stamped in place.
+			key, l := b.Key(st.Sent), 0
+			if tx.Holds(key) {
+				l = b.Stamp(slot, st.Sent, ts)
+			} else {
+				l = b.Frame(slot, st.Sent, ts)
+			}
+			tx.CommitAs(l, key)
 			st.Sent++
 			st.Bytes += uint64(l + frames.FCS)
 		}
