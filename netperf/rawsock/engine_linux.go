@@ -145,6 +145,11 @@ func send(ctx context.Context, s Sender, p *pacer, o GenOptions, sent *atomic.Ui
 	}
 	st.Elapsed = time.Since(p.start)
 	tx.Drain(time.Second)
+	// What the kernel still has not taken (the link gone at the end) was never sent.
+	unsent, bytes := tx.Unsent()
+	st.Sent -= min(uint64(unsent), st.Sent)
+	st.Bytes -= min(bytes, st.Bytes)
+	sent.Store(st.Sent)
 	if o.EndMarkers {
 		// Three markers, a millisecond apart: one lost marker must not cost the count.
 		for i := 0; i < 3; i++ {

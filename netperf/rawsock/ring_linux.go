@@ -20,6 +20,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/zynqnet/linerate/netperf/frames"
 	"golang.org/x/sys/unix"
 )
 
@@ -395,9 +396,18 @@ func (t *TX) Kick() error { return t.send(unix.MSG_DONTWAIT) }
 // than Kick, about trafgen's rate).
 func (t *TX) Flush() error { return t.send(0) }
 
+// send asks the kernel to send the ring's queued frames. With none committed since the
+// last call it asks only when the ring is full: a frame the driver or the link refused
+// (its queue stopped, no carrier: tpacket_snd puts it back as queued and returns
+// ENOBUFS) waits in the ring, with every frame after it, until a send() retries them,
+// and a sender whose ring is full commits nothing more to make one. That retry does
+// not wait (MSG_DONTWAIT): what the kernel has in flight finishes without it.
 func (t *TX) send(flags int) error {
 	if t.pending == 0 {
-		return nil
+		if !t.full() {
+			return nil
+		}
+		flags = unix.MSG_DONTWAIT
 	}
 	t.pending = 0
 	for {
@@ -412,6 +422,25 @@ func (t *TX) send(flags int) error {
 		}
 		return fmt.Errorf("send: %w", err)
 	}
+}
+
+// full says whether the ring's next slot is still the kernel's (queued or being sent).
+func (t *TX) full() bool {
+	st := atomic.LoadUint32(u32at(t.ring, t.next*t.frameSize)) &^ tpStatusTSMask
+	return st != tpStatusAvailable && st != tpStatusWrongFormat
+}
+
+// Unsent is the frames (and their bytes with FCS) still queued in the ring that the
+// kernel has not taken: after Drain, those it could not send (the link gone), which a
+// sender takes off its count of frames sent.
+func (t *TX) Unsent() (n int, bytes uint64) {
+	for i := 0; i < t.frames; i++ {
+		if atomic.LoadUint32(u32at(t.ring, i*t.frameSize))&^tpStatusTSMask == tpStatusSendRequest {
+			n++
+			bytes += uint64(int(*u32at(t.ring, i*t.frameSize+4)) - t.vnet + frames.FCS)
+		}
+	}
+	return n, bytes
 }
 
 // Drain waits (bounded) until the driver has taken every queued frame.
