@@ -72,6 +72,13 @@ func TestRetryWhenFull(t *testing.T) {
 	if slot, err := tx.Slot(); slot == nil || err != nil {
 		t.Errorf("no free slot after the ring was sent (%v)", err)
 	}
+	tx.Close()
+	if err := tx.Flush(); err != nil {
+		t.Errorf("Flush of a closed ring with nothing committed: %v", err)
+	}
+	if n, _ := tx.Unsent(); n != 0 {
+		t.Errorf("a closed ring has %d frames unsent", n)
+	}
 }
 
 // TestGenThroughLinkLoss: gen at full rate keeps sending after the link comes back

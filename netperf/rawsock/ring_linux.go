@@ -424,8 +424,12 @@ func (t *TX) send(flags int) error {
 	}
 }
 
-// full says whether the ring's next slot is still the kernel's (queued or being sent).
+// full says whether the ring's next slot is still the kernel's (queued or being sent);
+// false for a closed ring.
 func (t *TX) full() bool {
+	if t.ring == nil {
+		return false
+	}
 	st := atomic.LoadUint32(u32at(t.ring, t.next*t.frameSize)) &^ tpStatusTSMask
 	return st != tpStatusAvailable && st != tpStatusWrongFormat
 }
@@ -434,7 +438,7 @@ func (t *TX) full() bool {
 // kernel has not taken: after Drain, those it could not send (the link gone), which a
 // sender takes off its count of frames sent.
 func (t *TX) Unsent() (n int, bytes uint64) {
-	for i := 0; i < t.frames; i++ {
+	for i := 0; t.ring != nil && i < t.frames; i++ {
 		if atomic.LoadUint32(u32at(t.ring, i*t.frameSize))&^tpStatusTSMask == tpStatusSendRequest {
 			n++
 			bytes += uint64(int(*u32at(t.ring, i*t.frameSize+4)) - t.vnet + frames.FCS)
