@@ -60,6 +60,12 @@ func TestGenAccounting(t *testing.T) {
 	if got := r.Text(); got != want {
 		t.Errorf("text\n%s\nwant\n%s", got, want)
 	}
+	// Frames the port never took (its link down at the end) are said apart from those sent.
+	st.Unsent = 2048
+	r = genResult(p, GenConfig{Dst: dst, Stream: 7}, []int{1518}, 81274, st, 2)
+	if want := "  2048 more frames were queued at the end that eth0 never took (its link down?): not counted as sent\n"; r.Unsent != 2048 || !strings.Contains(r.Text(), want) {
+		t.Errorf("unsent: %d\n%s", r.Unsent, r.Text())
+	}
 	// Nothing sent, no time: zeros, not NaN.
 	z := genResult(p, GenConfig{Dst: dst}, frames.IMIX, 0, rawsock.GenStats{}, 1)
 	if z.PPS != 0 || z.L2Mbps != 0 || z.WireMbps != 0 || z.CPUNsPerFrame != 0 || !strings.Contains(z.Text(), "stream 0, imix bytes") {

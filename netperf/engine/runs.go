@@ -47,10 +47,13 @@ type GenResult struct {
 	TargetFPS float64 `json:"target_fps"`
 	LinkMbps  int     `json:"link_mbps"`
 	Sent      uint64  `json:"sent"`
-	Seconds   float64 `json:"seconds"`
-	PPS       float64 `json:"pps"`
-	L2Mbps    float64 `json:"l2_mbps"`
-	WireMbps  float64 `json:"wire_mbps"`
+	// Unsent is the frames the port never took, still queued when the run ended (its
+	// link down): not in Sent.
+	Unsent   uint64  `json:"unsent,omitempty"`
+	Seconds  float64 `json:"seconds"`
+	PPS      float64 `json:"pps"`
+	L2Mbps   float64 `json:"l2_mbps"`
+	WireMbps float64 `json:"wire_mbps"`
 	// Streams is how many streams were sent, Stream and the ones after it: one a sender.
 	Streams int `json:"streams"`
 	// CPUNsPerFrame is the senders' CPU time per frame sent; Senders each one's share.
@@ -155,7 +158,7 @@ func genResult(p *Port, c GenConfig, sizes []int, fps float64, st rawsock.GenSta
 		pps = float64(st.Sent) / secs
 	}
 	return &GenResult{Interface: p.Name, Dst: c.Dst.String(), Stream: c.Stream, Sizes: sizes, TargetFPS: fps, LinkMbps: p.LinkMbps,
-		Sent: st.Sent, Seconds: secs, PPS: pps,
+		Sent: st.Sent, Unsent: st.Unsent, Seconds: secs, PPS: pps,
 		L2Mbps: mbps(st.Bytes, st.Sent, secs, false), WireMbps: mbps(st.Bytes, st.Sent, secs, true),
 		Streams: streams, CPUNsPerFrame: rawsock.NsPerFrame(st.CPU, st.Sent), Senders: st.Senders}
 }
@@ -211,6 +214,9 @@ func (r *GenResult) Text() string {
 	}
 	s := fmt.Sprintf("gen %s -> %s %s, %v bytes: sent %d frames in %.2f s: %.0f fps, %.2f Mbit/s L2, %.2f Mbit/s wire (%.1f%% of %d Mbit/s)\n",
 		r.Interface, r.Dst, streams, sizeText(r.Sizes), r.Sent, r.Seconds, r.PPS, r.L2Mbps, r.WireMbps, r.WireMbps/float64(r.LinkMbps)*100, r.LinkMbps)
+	if r.Unsent > 0 {
+		s += fmt.Sprintf("  %d more frames were queued at the end that %s never took (its link down?): not counted as sent\n", r.Unsent, r.Interface)
+	}
 	return s + threadsText("sender", r.CPUNsPerFrame, r.Senders)
 }
 

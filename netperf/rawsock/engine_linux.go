@@ -43,6 +43,7 @@ func Gen(ctx context.Context, senders []Sender, o GenOptions) (GenStats, error) 
 	for i, s := range stats {
 		st.Sent += s.Sent
 		st.Bytes += s.Bytes
+		st.Unsent += s.Unsent
 		st.Elapsed = max(st.Elapsed, s.Elapsed)
 		st.CPU += s.CPU
 		st.Senders = append(st.Senders, ThreadStats{CPU: senders[i].CPU, Frames: s.Sent, CPUTime: s.CPU})
@@ -147,7 +148,8 @@ func send(ctx context.Context, s Sender, p *pacer, o GenOptions, sent *atomic.Ui
 	tx.Drain(time.Second)
 	// What the kernel still has not taken (the link gone at the end) was never sent.
 	unsent, bytes := tx.Unsent()
-	st.Sent -= min(uint64(unsent), st.Sent)
+	st.Unsent = min(uint64(unsent), st.Sent)
+	st.Sent -= st.Unsent
 	st.Bytes -= min(bytes, st.Bytes)
 	sent.Store(st.Sent)
 	if o.EndMarkers {

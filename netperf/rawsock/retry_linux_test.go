@@ -117,7 +117,40 @@ func TestGenThroughLinkLoss(t *testing.T) {
 	if late == mid {
 		t.Error("nothing sent after the link came back")
 	}
-	if r.st.Sent != got {
-		t.Errorf("gen counted %d frames sent, the peer received %d", r.st.Sent, got)
+	if r.st.Sent != got || r.st.Unsent != 0 {
+		t.Errorf("gen counted %d frames sent (%d unsent), the peer received %d", r.st.Sent, r.st.Unsent, got)
+	}
+}
+
+// TestGenLinkDownAtEnd: a link lost for the run's last second leaves the ring full of
+// frames the port never took: they are counted apart (Unsent), not as sent, and what
+// gen counts as sent is what the peer received.
+func TestGenLinkDownAtEnd(t *testing.T) {
+	a, b, macA, macB := pair(t)
+	var tx *TX
+	a.Do(t, func() (err error) { tx, err = OpenTX("a0", 60, 0, true); return })
+	defer tx.Close()
+	bl, _ := frames.NewBuilder(frames.Spec{Src: macA, Dst: macB, Sizes: []int{64}, Flows: 1})
+	before := rxPackets(t, b)
+	down := make(chan error, 1)
+	go func() {
+		time.Sleep(time.Second)
+		_, err := b.Try("ip", "link", "set", "b0", "down")
+		down <- err
+	}()
+	st, err := Gen(context.Background(), []Sender{{TX: tx, B: bl, CPU: -1}}, GenOptions{Duration: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-down; err != nil {
+		t.Fatal(err)
+	}
+	got := rxPackets(t, b) - before
+	t.Logf("sent %d, unsent %d, the peer received %d (ring of %d)", st.Sent, st.Unsent, got, tx.Frames())
+	if st.Unsent == 0 || st.Unsent > uint64(tx.Frames()) {
+		t.Errorf("%d frames unsent, want some, at most the ring's %d", st.Unsent, tx.Frames())
+	}
+	if st.Sent != got {
+		t.Errorf("gen counted %d frames sent, the peer received %d", st.Sent, got)
 	}
 }

@@ -88,8 +88,11 @@ type Sender struct {
 
 // GenStats is what Gen sent, all senders together and each.
 type GenStats struct {
-	Sent    uint64
-	Bytes   uint64 // with FCS
+	Sent  uint64
+	Bytes uint64 // with FCS
+	// Unsent is the frames still queued in the rings when the run ended that the port
+	// never took (its link down): not in Sent.
+	Unsent  uint64
 	Elapsed time.Duration
 	// CPU is the CPU time of the senders' threads (user and system, RUSAGE_THREAD).
 	CPU     time.Duration
