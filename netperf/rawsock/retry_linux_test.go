@@ -81,15 +81,23 @@ func TestRetryWhenFull(t *testing.T) {
 	}
 }
 
+// fullRate is a veth pair and a line-rate ring on a0 with a builder of 64-byte frames to
+// b0: the peer's namespace, the ring, the builder.
+func fullRate(t *testing.T) (*nstest.NS, *TX, *frames.Builder) {
+	t.Helper()
+	a, b, macA, macB := pair(t)
+	var tx *TX
+	a.Do(t, func() (err error) { tx, err = OpenTX("a0", 60, 0, true); return })
+	t.Cleanup(func() { tx.Close() })
+	bl, _ := frames.NewBuilder(frames.Spec{Src: macA, Dst: macB, Sizes: []int{64}, Flows: 1})
+	return b, tx, bl
+}
+
 // TestGenThroughLinkLoss: gen at full rate keeps sending after the link comes back
 // from a loss in mid-run, and its count of frames sent is what the peer received: the
 // frames refused while the link was down were sent when it came back.
 func TestGenThroughLinkLoss(t *testing.T) {
-	a, b, macA, macB := pair(t)
-	var tx *TX
-	a.Do(t, func() (err error) { tx, err = OpenTX("a0", 60, 0, true); return })
-	defer tx.Close()
-	bl, _ := frames.NewBuilder(frames.Spec{Src: macA, Dst: macB, Sizes: []int{64}, Flows: 1})
+	b, tx, bl := fullRate(t)
 	before := rxPackets(t, b)
 	type result struct {
 		st  GenStats
@@ -126,11 +134,7 @@ func TestGenThroughLinkLoss(t *testing.T) {
 // frames the port never took: they are counted apart (Unsent), not as sent, and what
 // gen counts as sent is what the peer received.
 func TestGenLinkDownAtEnd(t *testing.T) {
-	a, b, macA, macB := pair(t)
-	var tx *TX
-	a.Do(t, func() (err error) { tx, err = OpenTX("a0", 60, 0, true); return })
-	defer tx.Close()
-	bl, _ := frames.NewBuilder(frames.Spec{Src: macA, Dst: macB, Sizes: []int{64}, Flows: 1})
+	b, tx, bl := fullRate(t)
 	before := rxPackets(t, b)
 	down := make(chan error, 1)
 	go func() {
