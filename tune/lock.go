@@ -200,10 +200,16 @@ func writeJournals(key string, list []string) {
 	os.WriteFile(journalsFile(key), []byte(strings.Join(list, "\n")+"\n"), 0o644)
 }
 
-// noteJournal records (or, with gone, forgets) that path journals iface's changes.
+// noteJournal records (or, with gone, forgets) that path journals iface's changes. A
+// list that already says so is left as it is: a journal saved again (each tune saves
+// its journal before its writes and after them) rewrites nothing.
 func noteJournal(iface, path string, gone bool) {
 	key := ifaceKey(iface)
-	list := slices.DeleteFunc(listJournals(key), func(p string) bool { return p == path })
+	had := listJournals(key)
+	if slices.Contains(had, path) != gone {
+		return
+	}
+	list := slices.DeleteFunc(had, func(p string) bool { return p == path })
 	if !gone {
 		list = append(list, path)
 	}
