@@ -16,8 +16,9 @@ type Watcher struct {
 	// Excuse, when set, says whether linerate itself was changing the port at a time
 	// (a tune that bounces the link): "" when it was not.
 	Excuse func(time.Time) string
-	// Started, when set, is told the port's state as the watch begins.
-	Started func(state string)
+	// Started, when set, is told the port's state as the watch begins and its error
+	// counters as first read (the caller's to keep: a run's baseline).
+	Started func(state string, counters map[string]uint64)
 }
 
 // LinkEvent is one thing that happened to a port's link while it was watched.

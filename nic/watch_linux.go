@@ -3,6 +3,7 @@ package nic
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"time"
 
@@ -39,7 +40,7 @@ func (w Watcher) Watch(ctx context.Context, onEvent func(LinkEvent)) (*WatchSumm
 		sum.Start += fmt.Sprintf("; PHY at %d: %s", phy.addr, DecodeBMSR(phy.last.bmsr))
 	}
 	if w.Started != nil {
-		w.Started(sum.Start)
+		w.Started(sum.Start, maps.Clone(st.counters))
 	}
 	emit := func(kind, detail string) {
 		e := LinkEvent{Time: time.Now(), Kind: kind, Detail: w.Iface + " " + detail}

@@ -27,13 +27,13 @@ func (r *run) header(ctx context.Context, start time.Time) (*plan.Report, error)
 	p := r.Plan
 	// A board without a real-time clock boots in 1970: the time of day comes from the
 	// station's HTTP Date header, for the report only (the system clock is left alone),
-	// asked while the rest of the header is read.
-	var stationClock chan time.Time
+	// asked now and waited for where the report's id is first needed (stamp), never by
+	// the steps: a station slow to answer, or down, does not hold the board.
 	if start.Year() < 2020 {
-		stationClock = make(chan time.Time, 1)
+		r.clock = make(chan time.Time, 1)
 		go func() {
 			t, _ := stationTime(ctx, r.StationTLS, p.Station.ReportURL, r.StationURL)
-			stationClock <- t
+			r.clock <- t
 		}()
 	}
 	id := board.ReadIdentity(r.Root)
@@ -72,19 +72,6 @@ func (r *run) header(ctx context.Context, start time.Time) (*plan.Report, error)
 	r.trace(rep)
 	r.serial, r.serialSource = rep.Serial, rep.SerialSource
 	rep.Fixture = cmp.Or(r.Fixture, id.Fixture, p.Fixture)
-	r.counters = map[string]map[string]uint64{}
-	for _, port := range p.Ports {
-		r.counters[port.Interface], _ = errorCounters(r.Root, r.API, port.Interface)
-	}
-	if stationClock != nil {
-		if t := <-stationClock; !t.IsZero() {
-			rep.Started = t.UTC()
-			fmt.Fprintf(r.Console, "linerate validate: the board's clock says %s; the report uses the station's time, %s\n", start.UTC().Format(time.RFC3339), rep.Started.Format(time.RFC3339))
-		}
-	}
-	// The milliseconds keep two runs of one board in one second apart, the boot id two
-	// boots whose clocks both start at 1970.
-	rep.ID = fmt.Sprintf("%s-%s-%s", serialID(rep.Serial), rep.Started.Format("20060102T150405.000Z"), sanitizeID(bootID(r.Root)))
 	fmt.Fprintf(r.Console, "linerate validate: plan %s (%s), board %s, serial %s, %s %s, %d steps, budget %v\n",
 		p.Name, p.Source, rep.Board, rep.Serial, p.Interface, orDash(rep.MAC), len(p.Steps), p.Budget.D())
 	if p.Multi() {
@@ -95,6 +82,27 @@ func (r *run) header(ctx context.Context, start time.Time) (*plan.Report, error)
 		fmt.Fprintf(r.Console, "linerate validate: %d ports: %s\n", len(names), strings.Join(names, ", "))
 	}
 	return rep, nil
+}
+
+// stamp gives the report its id, once, and where the board has no clock its time of
+// day: the station's, asked by the header. It waits for the station's answer (at most
+// stationTime's timeout), so it runs where the id is first needed: on the live events'
+// sender, or before the report is written. The console's line on the clock comes from
+// the run's end (clockNote), not from whichever goroutine stamped first.
+func (r *run) stamp(rep *plan.Report) string {
+	r.stampOnce.Do(func() {
+		if r.clock != nil {
+			if t := <-r.clock; !t.IsZero() {
+				r.clockNote = fmt.Sprintf("linerate validate: the board's clock says %s; the report uses the station's time, %s\n",
+					rep.Started.Format(time.RFC3339), t.UTC().Format(time.RFC3339))
+				rep.Started = t.UTC()
+			}
+		}
+		// The milliseconds keep two runs of one board in one second apart, the boot id
+		// two boots whose clocks both start at 1970.
+		rep.ID = fmt.Sprintf("%s-%s-%s", serialID(rep.Serial), rep.Started.Format("20060102T150405.000Z"), sanitizeID(bootID(r.Root)))
+	})
+	return rep.ID
 }
 
 // serial is the board's serial and where it came from: the operator's (--serial, the

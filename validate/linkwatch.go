@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,6 +47,8 @@ type linkWatch struct {
 type portWatch struct {
 	begun time.Time
 	start string // the port's state as the watch began ("" until it has begun)
+	// counters are the port's error counters as the watch first read them.
+	counters map[string]uint64
 	// settled is when the port's link step last passed: its negotiation is over.
 	settled time.Time
 	events  []nic.LinkEvent
@@ -80,9 +83,9 @@ func watchLinks(ctx context.Context, ifaces []string, api string, console io.Wri
 		w.wg.Add(1)
 		go func() {
 			defer w.wg.Done()
-			nw := nic.Watcher{Iface: iface, API: api, Interval: time.Second, Excuse: tune.Excuse(iface), Started: func(state string) {
+			nw := nic.Watcher{Iface: iface, API: api, Interval: time.Second, Excuse: tune.Excuse(iface), Started: func(state string, counters map[string]uint64) {
 				w.mu.Lock()
-				p.start, p.begun = state, time.Now()
+				p.start, p.begun, p.counters = state, time.Now(), counters
 				w.mu.Unlock()
 				ready <- struct{}{}
 			}}
@@ -180,6 +183,21 @@ func (w *linkWatch) Settled(iface string) time.Time {
 		return p.settled
 	}
 	return p.begun
+}
+
+// Counters are the port's error counters as its watch began (false: no watch, or its
+// first read had none): the run's baseline, read once.
+func (w *linkWatch) Counters(iface string) (map[string]uint64, bool) {
+	if w == nil {
+		return nil, false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.ports[iface]
+	if p == nil || p.counters == nil {
+		return nil, false
+	}
+	return maps.Clone(p.counters), true
 }
 
 // Watching says whether the port's link is watched (its watch began and holds).

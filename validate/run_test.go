@@ -34,6 +34,41 @@ func TestStationTime(t *testing.T) {
 	}
 }
 
+// TestStampWaitsForClock: a board without a clock stamps its report with the station's
+// time once that answers, whoever asks first (the live events' sender, or the report at
+// the run's end); nothing before waits on it; both get one id, and the console's line
+// on the clock is kept for the run's end.
+func TestStampWaitsForClock(t *testing.T) {
+	boot := time.Date(1970, 1, 1, 0, 0, 2, 0, time.UTC)
+	station := time.Date(2026, 12, 8, 1, 2, 3, 456e6, time.UTC)
+	r := &run{Validation: &Validation{Root: t.TempDir()}, clock: make(chan time.Time, 1)}
+	rep := &plan.Report{Serial: "SN 7/1", Started: boot}
+	ids := make(chan string, 2)
+	for range 2 {
+		go func() { ids <- r.stamp(rep) }()
+	}
+	select {
+	case id := <-ids:
+		t.Fatalf("stamped %q before the station's clock answered", id)
+	case <-time.After(100 * time.Millisecond):
+	}
+	r.clock <- station
+	a, b := <-ids, <-ids
+	if a != b || !strings.HasPrefix(a, "SN_7_1-20261208T010203.456Z-") || rep.ID != a {
+		t.Fatalf("ids %q and %q (report %q), want one, of the station's time", a, b, rep.ID)
+	}
+	if !rep.Started.Equal(station) || !strings.Contains(r.clockNote, "1970-01-01T00:00:02Z") || !strings.Contains(r.clockNote, "2026-12-08T01:02:03Z") {
+		t.Fatalf("started %v, note %q", rep.Started, r.clockNote)
+	}
+	// A station that never answered (the zero time) leaves the board's clock.
+	r = &run{Validation: &Validation{Root: t.TempDir()}, clock: make(chan time.Time, 1)}
+	r.clock <- time.Time{}
+	rep = &plan.Report{Serial: "b", Started: boot}
+	if id := r.stamp(rep); !strings.Contains(id, "19700101T000002.000Z") || r.clockNote != "" {
+		t.Fatalf("no station time: id %q, note %q", id, r.clockNote)
+	}
+}
+
 // A figure that is not a number fails its step with an internal error, and the report
 // can still be written: the run always ends in a verdict and a report.
 func TestSettleNonFinite(t *testing.T) {

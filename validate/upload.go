@@ -36,6 +36,9 @@ type Uploader struct {
 	Window   time.Duration // how long to keep retrying (backoff 1 s doubling to 15 s)
 	Console  io.Writer     // progress and, on a first failure, the report between markers
 	Token    string        // the station's bearer token ("": none)
+	// LiveID, when set, gives a live event queued without an id its run's: called on
+	// the events' sender, it may wait (for the station's clock, say).
+	LiveID func() string
 	// The live events: the newest not yet sent, and whether one is in flight.
 	liveMu      sync.Mutex
 	livePending *plan.LiveEvent
@@ -431,6 +434,9 @@ func (u *Uploader) sendLive() {
 }
 
 func (u *Uploader) postLive(e plan.LiveEvent) {
+	if e.ID == "" && u.LiveID != nil {
+		e.ID = u.LiveID()
+	}
 	lu, err := url.Parse(u.URL)
 	if err != nil {
 		return

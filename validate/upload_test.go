@@ -159,6 +159,40 @@ func TestUploadAgainstNetHTTP(t *testing.T) {
 	}
 }
 
+// TestLiveEventsWaitForID: events queued before the run's id is known (it waits on the
+// station's clock) go out with it once it is, on the sender; Live itself never waits.
+func TestLiveEventsWaitForID(t *testing.T) {
+	got := make(chan string, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- string(b)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	known := make(chan struct{})
+	u := &Uploader{URL: srv.URL + "/api/reports", SpoolDir: t.TempDir(), LiveID: func() string { <-known; return "sn-1" }}
+	t0 := time.Now()
+	u.Live(plan.LiveEvent{Event: "start"})
+	u.Live(plan.LiveEvent{Event: "step", Step: "link"})
+	if d := time.Since(t0); d > time.Second {
+		t.Fatalf("Live waited %v for the id", d)
+	}
+	select {
+	case b := <-got:
+		t.Fatalf("an event went out before its id was known: %s", b)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(known)
+	select {
+	case b := <-got:
+		if !strings.Contains(b, `"id":"sn-1"`) {
+			t.Fatalf("event without the run's id: %s", b)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no event once the id was known")
+	}
+}
+
 // TestLiveEventsOneConnection: a run's live events go to the station one after the
 // other on one kept connection (each on its own was a handshake on the board's CPU);
 // after the station closed the idle connection the next event still arrives, on a new

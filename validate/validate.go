@@ -97,6 +97,11 @@ type run struct {
 	in           *bufio.Scanner
 	link         *linkWatch     // the ports' links from the first step to the last (nil: not watched)
 	behind       sync.WaitGroup // what steps left to finish behind them (Env.behind)
+	// clock brings the station's time of day where the board has none (nil: it has);
+	// stamp waits for it once and gives the report its id.
+	clock     chan time.Time
+	stampOnce sync.Once
+	clockNote string // the console's line on the clock, said at the run's end
 }
 
 // Run takes the plan's steps in order and returns the report, written to ReportDir and
@@ -142,8 +147,9 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	up := r.uploader()
+	up.LiveID = func() string { return r.stamp(rep) }
 	r.flushSpool(ctx, up)
-	live := plan.LiveEvent{ID: rep.ID, Board: rep.Board, Serial: rep.Serial, MAC: rep.MAC, Fixture: rep.Fixture, Plan: v.Plan.Name,
+	live := plan.LiveEvent{Board: rep.Board, Serial: rep.Serial, MAC: rep.MAC, Fixture: rep.Fixture, Plan: v.Plan.Name,
 		Budget: v.Plan.Budget.D().Seconds(), Event: "start", Steps: len(v.Plan.Steps)}
 	if v.Plan.Multi() {
 		for _, p := range v.Plan.Ports {
@@ -157,6 +163,7 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 		defer r.link.close()
 	}
 	r.link.waitReady()
+	r.baseline()
 	runner := &Runner{Plan: v.Plan, Console: r.console, Do: r.do, Link: r.link, UndoLater: true, Started: func(i int, s *plan.Step) {
 		live.Event, live.Step, live.Index = "step", s.ID, i+1
 		up.Live(live)
@@ -167,12 +174,27 @@ func (v *Validation) Run(ctx context.Context) (*Result, error) {
 	defer r.behind.Wait()
 	d := r.runSteps(ctx, runner)
 	r.link.close()
+	r.stamp(rep)
+	fmt.Fprint(r.console, r.clockNote)
 	r.assemble(rep, d)
 	rep.WindowS = d.WindowS
 	rep.Show = r.show() // the port as the steps measured it: its tune is given back after
 	settle(rep)
 	rep.Seconds = time.Since(start).Seconds()
 	return r.finish(ctx, rep, up, runner.Undo)
+}
+
+// baseline keeps each port's error counters before the first step, the counters
+// step's baseline: as the link watch first read them, or read here where no watch runs.
+func (r *run) baseline() {
+	r.counters = map[string]map[string]uint64{}
+	for _, p := range r.ports() {
+		if c, ok := r.link.Counters(p.Interface); ok {
+			r.counters[p.Interface] = c
+			continue
+		}
+		r.counters[p.Interface], _ = errorCounters(r.Root, r.API, p.Interface)
+	}
 }
 
 // runSteps runs the plan's steps (what they changed is given back after the verdict).

@@ -80,7 +80,7 @@ port had a link event or an error counter rose, 0 otherwise.`,
 				}
 				w.API = *api
 				w.Excuse = tune.Excuse(w.Iface)
-				w.Started = func(state string) {
+				w.Started = func(state string, _ map[string]uint64) {
 					if !*asJSON {
 						fmt.Fprintf(std.Stdout, "%s %s: %s; watching for %v (Ctrl-C ends it)\n", time.Now().Format("15:04:05.000"), w.Iface, state, *duration)
 					}
