@@ -426,11 +426,11 @@ func (t *TX) send(flags int) error {
 
 // full says whether the ring's next slot is still the kernel's (queued or being sent);
 // false for a closed ring.
-func (t *TX) full() bool {
-	if t.ring == nil {
-		return false
-	}
-	st := atomic.LoadUint32(u32at(t.ring, t.next*t.frameSize)) &^ tpStatusTSMask
+func (t *TX) full() bool { return t.ring != nil && t.busy(t.next) }
+
+// busy says whether slot i is the kernel's: neither free nor handed back as malformed.
+func (t *TX) busy(i int) bool {
+	st := atomic.LoadUint32(u32at(t.ring, i*t.frameSize)) &^ tpStatusTSMask
 	return st != tpStatusAvailable && st != tpStatusWrongFormat
 }
 
@@ -453,11 +453,8 @@ func (t *TX) Drain(timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		busy := false
-		for i := 0; i < t.frames; i++ {
-			if st := atomic.LoadUint32(u32at(t.ring, i*t.frameSize)) &^ tpStatusTSMask; st != tpStatusAvailable && st != tpStatusWrongFormat {
-				busy = true
-				break
-			}
+		for i := 0; i < t.frames && !busy; i++ {
+			busy = t.busy(i)
 		}
 		if !busy {
 			return
